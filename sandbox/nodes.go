@@ -1,0 +1,158 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/podpath/podpath/internal/dockercli"
+)
+
+// Node is one node of a sandbox.
+type Node struct {
+	// Alias is the name learners, the API and Kubernetes use: controlplane, node01, ...
+	Alias string `json:"alias"`
+	// Container is the Docker container kind made for it.
+	Container string `json:"container"`
+	Role      string `json:"role"` // control-plane or worker
+	IP        string `json:"ip"`
+	// State is Docker's: running, paused, exited, ...
+	State string `json:"state"`
+}
+
+// nodes lists a sandbox's nodes with their aliases, control plane first.
+func (m *Manager) nodes(ctx context.Context, name string) ([]Node, error) {
+	kn, err := m.provider.ListNodes(kindName(name))
+	if err != nil {
+		return nil, fmt.Errorf("list nodes of %s: %w", name, err)
+	}
+	if len(kn) == 0 {
+		return nil, fmt.Errorf("sandbox %q: %w", name, ErrNotFound)
+	}
+	var cp []Node
+	var workers []Node
+	for _, n := range kn {
+		role, err := n.Role()
+		if err != nil {
+			return nil, err
+		}
+		node := Node{Container: n.String(), Role: role}
+		if role == "control-plane" {
+			cp = append(cp, node)
+		} else {
+			workers = append(workers, node)
+		}
+	}
+	if len(cp) != 1 {
+		return nil, fmt.Errorf("sandbox %q has %d control-plane nodes; podpath makes exactly one", name, len(cp))
+	}
+	// kind names workers <cluster>-worker, -worker2, -worker3, ...
+	sort.Slice(workers, func(i, j int) bool { return workerIndex(workers[i].Container) < workerIndex(workers[j].Container) })
+	cp[0].Alias = ControlPlane
+	for i := range workers {
+		workers[i].Alias = WorkerAlias(i + 1)
+	}
+	all := append(cp, workers...)
+	if err := inspectNodes(ctx, all); err != nil {
+		return nil, err
+	}
+	return all, nil
+}
+
+func workerIndex(container string) int {
+	i := strings.LastIndex(container, "-worker")
+	if i < 0 {
+		return 0
+	}
+	suffix := container[i+len("-worker"):]
+	if suffix == "" {
+		return 1
+	}
+	n, _ := strconv.Atoi(suffix)
+	return n
+}
+
+// inspectNodes fills in each node's IP and Docker state.
+func inspectNodes(ctx context.Context, nodes []Node) error {
+	args := []string{"inspect", "--format", "{{.Name}} {{.State.Status}} {{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}"}
+	for _, n := range nodes {
+		args = append(args, n.Container)
+	}
+	out, err := dockercli.Output(ctx, args...)
+	if err != nil {
+		return err
+	}
+	byName := map[string][]string{}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 {
+			byName[strings.TrimPrefix(f[0], "/")] = f[1:]
+		}
+	}
+	for i := range nodes {
+		f := byName[nodes[i].Container]
+		if len(f) > 0 {
+			nodes[i].State = f[0]
+		}
+		if len(f) > 1 {
+			nodes[i].IP = f[1]
+		}
+	}
+	return nil
+}
+
+// setupNodes gives each node its alias as hostname, names every node of the
+// cluster in each node's /etc/hosts, and installs one SSH key made for this
+// cluster, so `ssh node01` works from any node as root.
+func (m *Manager) setupNodes(ctx context.Context, nodes []Node) error {
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return err
+	}
+	block, err := ssh.MarshalPrivateKey(priv, "podpath sandbox")
+	if err != nil {
+		return err
+	}
+	sshPub, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		return err
+	}
+	privPEM := string(pem.EncodeToMemory(block))
+	pubLine := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sshPub))) + " podpath"
+
+	var hosts strings.Builder
+	for _, n := range nodes {
+		fmt.Fprintf(&hosts, "%s\t%s # podpath\n", n.IP, n.Alias)
+	}
+	for _, n := range nodes {
+		script := fmt.Sprintf(`set -e
+hostname %[1]s
+echo %[1]s > /etc/hostname
+# /etc/hosts is a bind mount from Docker: rewrite it in place.
+grep -v ' # podpath$' /etc/hosts > /tmp/hosts.podpath || true
+cat >> /tmp/hosts.podpath <<'EOF'
+%[2]sEOF
+cat /tmp/hosts.podpath > /etc/hosts
+rm -f /tmp/hosts.podpath
+mkdir -p /root/.ssh
+chmod 700 /root/.ssh
+cat > /root/.ssh/id_ed25519 <<'EOF'
+%[3]sEOF
+chmod 600 /root/.ssh/id_ed25519
+echo '%[4]s' > /root/.ssh/id_ed25519.pub
+echo '%[4]s' > /root/.ssh/authorized_keys
+chmod 600 /root/.ssh/authorized_keys
+`, n.Alias, hosts.String(), privPEM, pubLine)
+		if err := dockercli.RunIO(ctx, strings.NewReader(script), nil, nil, "exec", "-i", n.Container, "sh", "-s"); err != nil {
+			return fmt.Errorf("set up node %s: %w", n.Alias, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,176 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/podpath/podpath/sandbox/nodeimage"
+)
+
+// waitNodesReady waits until want Nodes exist and all are Ready.
+func waitNodesReady(ctx context.Context, c kubernetes.Interface, want int, timeout time.Duration) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		var notReady []string
+		for _, n := range nodes.Items {
+			if !NodeReady(&n) {
+				notReady = append(notReady, n.Name)
+			}
+		}
+		last = fmt.Sprintf("%d of %d nodes registered, not Ready: %s", len(nodes.Items), want, strings.Join(notReady, ", "))
+		return len(nodes.Items) == want && len(notReady) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("nodes not Ready after %s (%s)", timeout, last)
+	}
+	return nil
+}
+
+// NodeReady reports whether the Node's Ready condition is True.
+func NodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// waitCoreDNS waits until every CoreDNS replica is available.
+func waitCoreDNS(ctx context.Context, c kubernetes.Interface, timeout time.Duration) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		d, err := c.AppsV1().Deployments("kube-system").Get(ctx, "coredns", metav1.GetOptions{})
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		want := int32(1)
+		if d.Spec.Replicas != nil {
+			want = *d.Spec.Replicas
+		}
+		last = fmt.Sprintf("%d of %d replicas available", d.Status.AvailableReplicas, want)
+		return d.Status.AvailableReplicas >= want, nil
+	})
+	if err != nil {
+		return fmt.Errorf("CoreDNS not running after %s (%s)", timeout, last)
+	}
+	return nil
+}
+
+const probeNamespace = "kube-system"
+
+// probePodNetwork proves Pod-to-Pod traffic across nodes: a web server Pod
+// on the last node and a client Pod on the control plane that fetches a
+// page from the server's Pod IP. Both are removed afterwards.
+func probePodNetwork(ctx context.Context, c kubernetes.Interface, nodes []Node) error {
+	pods := c.CoreV1().Pods(probeNamespace)
+	tolerate := []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
+	never := corev1.RestartPolicyNever
+	zero := int64(0)
+	server := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "podpath-probe-server", Labels: map[string]string{"app.kubernetes.io/managed-by": "podpath"}},
+		Spec: corev1.PodSpec{
+			NodeName:                      nodes[len(nodes)-1].Alias,
+			Tolerations:                   tolerate,
+			TerminationGracePeriodSeconds: &zero,
+			Containers: []corev1.Container{{
+				Name: "nginx", Image: nodeimage.NginxImage, ImagePullPolicy: corev1.PullNever,
+				Ports: []corev1.ContainerPort{{ContainerPort: 80}},
+			}},
+		},
+	}
+	defer func() {
+		bg := context.WithoutCancel(ctx)
+		for _, n := range []string{"podpath-probe-server", "podpath-probe-client"} {
+			_ = pods.Delete(bg, n, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+		}
+	}()
+	if _, err := pods.Create(ctx, server, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create probe server Pod: %w", err)
+	}
+	var serverIP, last string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		p, err := pods.Get(ctx, server.Name, metav1.GetOptions{})
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		last = podSummary(p)
+		if p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" {
+			serverIP = p.Status.PodIP
+			return true, nil
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("probe web server Pod on %s did not run: %s", server.Spec.NodeName, last)
+	}
+	client := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "podpath-probe-client", Labels: map[string]string{"app.kubernetes.io/managed-by": "podpath"}},
+		Spec: corev1.PodSpec{
+			NodeName:                      nodes[0].Alias,
+			Tolerations:                   tolerate,
+			RestartPolicy:                 never,
+			TerminationGracePeriodSeconds: &zero,
+			Containers: []corev1.Container{{
+				Name: "curl", Image: nodeimage.ToolsImage, ImagePullPolicy: corev1.PullNever,
+				Command: []string{"curl", "-fsS", "-o", "/dev/null", "--max-time", "3",
+					"--retry", "20", "--retry-delay", "1", "--retry-all-errors", "http://" + serverIP + "/"},
+			}},
+		},
+	}
+	if _, err := pods.Create(ctx, client, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create probe client Pod: %w", err)
+	}
+	var phase corev1.PodPhase
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		p, err := pods.Get(ctx, client.Name, metav1.GetOptions{})
+		if err != nil {
+			if apierrors.IsNotFound(err) {
+				return false, err
+			}
+			return false, nil
+		}
+		phase, last = p.Status.Phase, podSummary(p)
+		return phase == corev1.PodSucceeded || phase == corev1.PodFailed, nil
+	})
+	if err != nil || phase != corev1.PodSucceeded {
+		logs, _ := c.CoreV1().Pods(probeNamespace).GetLogs(client.Name, &corev1.PodLogOptions{}).DoRaw(context.WithoutCancel(ctx))
+		return fmt.Errorf("a Pod on %s could not fetch a page from a Pod on %s (%s): %s %s",
+			nodes[0].Alias, server.Spec.NodeName, serverIP, last, strings.TrimSpace(string(logs)))
+	}
+	return nil
+}
+
+// podSummary says why a Pod is where it is, for error messages.
+func podSummary(p *corev1.Pod) string {
+	s := string(p.Status.Phase)
+	for _, cs := range p.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil {
+			s += fmt.Sprintf(", %s: %s %s", cs.Name, w.Reason, w.Message)
+		}
+		if t := cs.State.Terminated; t != nil {
+			s += fmt.Sprintf(", %s exited %d (%s)", cs.Name, t.ExitCode, t.Reason)
+		}
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Status != corev1.ConditionTrue && c.Message != "" {
+			s += ", " + c.Message
+		}
+	}
+	return s
+}

@@ -1,0 +1,115 @@
+// Package sandbox runs learner clusters: one kind cluster per lab session,
+// each on a Docker network of its own, built on the kind Go library
+// (sigs.k8s.io/kind/pkg/cluster). Callers see a handful of verbs (Create,
+// Get, List, Exec, AttachCommand, Client, Delete, Reconcile, Hibernate,
+// Resume) and node aliases (controlplane, node01, ...); kind and Docker stay
+// behind them.
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+
+	"sigs.k8s.io/kind/pkg/cluster"
+)
+
+// ControlPlane is the alias of every sandbox's control-plane node.
+const ControlPlane = "controlplane"
+
+// WorkerAlias is the alias of the i-th worker (1-based): node01, node02, ...
+func WorkerAlias(i int) string { return fmt.Sprintf("node%02d", i) }
+
+// kindPrefix marks the kind clusters podpath owns, so other kind clusters on
+// the same host are never listed, reconciled or deleted.
+const kindPrefix = "podpath-"
+
+// MaxWorkers bounds the cluster shape a caller may ask for.
+const MaxWorkers = 5
+
+var nameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$`)
+
+// ErrNotFound is returned for a sandbox Docker does not have.
+var ErrNotFound = errors.New("sandbox not found")
+
+// ValidateName says what is wrong with a sandbox name, or returns nil.
+func ValidateName(name string) error {
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("invalid sandbox name %q: use 1 to 40 lowercase letters, digits and dashes, starting and ending with a letter or digit", name)
+	}
+	return nil
+}
+
+// Manager creates and runs sandboxes on the local Docker engine.
+type Manager struct {
+	provider *cluster.Provider
+	log      *slog.Logger
+	image    string
+	stateDir string
+	pool     string
+
+	// envMu guards KIND_EXPERIMENTAL_DOCKER_NETWORK, the one way to give
+	// kind a network per cluster: kind reads it from the process
+	// environment early in Create.
+	envMu sync.Mutex
+	// netMu serialises picking a free subnet for a new network.
+	netMu sync.Mutex
+}
+
+// Option configures a Manager.
+type Option func(*Manager)
+
+// WithNodeImage sets the node image new sandboxes use by default.
+func WithNodeImage(ref string) Option { return func(m *Manager) { m.image = ref } }
+
+// WithLogger sets the logger for kind's and the manager's messages.
+func WithLogger(l *slog.Logger) Option { return func(m *Manager) { m.log = l } }
+
+// WithStateDir sets the folder for kind's scratch kubeconfig.
+func WithStateDir(dir string) Option { return func(m *Manager) { m.stateDir = dir } }
+
+// WithNetworkPool sets the IPv4 range (a /16) sandbox networks take /24s from.
+func WithNetworkPool(cidr string) Option { return func(m *Manager) { m.pool = cidr } }
+
+// DefaultNodeImage is the image sandboxes use unless configured otherwise.
+const DefaultNodeImage = "podpath/node:latest"
+
+// DefaultNetworkPool is where sandbox networks get their subnets.
+const DefaultNetworkPool = "10.210.0.0/16"
+
+// NewManager returns a Manager for the local Docker engine.
+func NewManager(opts ...Option) *Manager {
+	m := &Manager{
+		log:      slog.New(slog.DiscardHandler),
+		image:    envOr("PODPATH_NODE_IMAGE", DefaultNodeImage),
+		stateDir: envOr("PODPATH_STATE_DIR", "/var/lib/podpath"),
+		pool:     envOr("PODPATH_NETWORK_POOL", DefaultNetworkPool),
+	}
+	for _, o := range opts {
+		o(m)
+	}
+	m.provider = cluster.NewProvider(cluster.ProviderWithDocker(), cluster.ProviderWithLogger(kindLogger{log: m.log}))
+	return m
+}
+
+// NodeImage is the image new sandboxes use by default.
+func (m *Manager) NodeImage() string { return m.image }
+
+func (m *Manager) kindKubeconfig() string {
+	return filepath.Join(m.stateDir, "kind-kubeconfig")
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func kindName(name string) string { return kindPrefix + name }
+
+func networkName(name string) string { return kindPrefix + name }
