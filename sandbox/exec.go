@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"sync"
+
+	"k8s.io/client-go/rest"
 
 	"github.com/podpath/podpath/internal/dockercli"
 )
@@ -20,6 +23,13 @@ func (m *Manager) Exec(ctx context.Context, name, node string, cmd []string, std
 	if err != nil {
 		return -1, err
 	}
+	return execIn(ctx, name, n, cmd, stdin, stdout, stderr)
+}
+
+func execIn(ctx context.Context, name string, n Node, cmd []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	if len(cmd) == 0 {
+		return -1, errors.New("no command to run")
+	}
 	args := []string{"exec"}
 	if stdin != nil {
 		args = append(args, "-i")
@@ -28,13 +38,13 @@ func (m *Manager) Exec(ctx context.Context, name, node string, cmd []string, std
 	args = append(args, cmd...)
 	c := exec.CommandContext(ctx, dockercli.Binary, args...)
 	c.Stdin, c.Stdout, c.Stderr = stdin, stdout, stderr
-	err = c.Run()
+	err := c.Run()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		return ee.ExitCode(), nil
 	}
 	if err != nil {
-		return -1, fmt.Errorf("exec in %s/%s: %w", name, node, err)
+		return -1, fmt.Errorf("exec in %s/%s: %w", name, n.Alias, err)
 	}
 	return 0, nil
 }
@@ -63,4 +73,69 @@ func (m *Manager) node(ctx context.Context, name, alias string) (Node, error) {
 		return Node{}, fmt.Errorf("sandbox %s is hibernated: resume it first", name)
 	}
 	return n, nil
+}
+
+// Target is one sandbox as the grader and the terminal see it: commands in
+// its nodes and its API server. It remembers the node containers and the
+// client configuration, which do not change for a sandbox's life.
+type Target struct {
+	m    *Manager
+	name string
+
+	mu    sync.Mutex
+	nodes map[string]Node
+	rest  *rest.Config
+}
+
+// Target returns the sandbox name as a Target.
+func (m *Manager) Target(name string) *Target { return &Target{m: m, name: name} }
+
+// Name is the sandbox's name.
+func (t *Target) Name() string { return t.name }
+
+func (t *Target) node(ctx context.Context, alias string) (Node, error) {
+	t.mu.Lock()
+	n, ok := t.nodes[alias]
+	t.mu.Unlock()
+	if ok {
+		return n, nil
+	}
+	info, err := t.m.Get(ctx, t.name)
+	if err != nil {
+		return Node{}, err
+	}
+	t.mu.Lock()
+	t.nodes = map[string]Node{}
+	for _, n := range info.Nodes {
+		t.nodes[n.Alias] = n
+	}
+	t.mu.Unlock()
+	return info.Node(alias)
+}
+
+// Exec runs cmd in the node with the given alias; see Manager.Exec.
+func (t *Target) Exec(ctx context.Context, node string, cmd []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	n, err := t.node(ctx, node)
+	if err != nil {
+		return -1, err
+	}
+	return execIn(ctx, t.name, n, cmd, stdin, stdout, stderr)
+}
+
+// RESTConfig returns the client configuration of the sandbox's API server.
+func (t *Target) RESTConfig(ctx context.Context) (*rest.Config, error) {
+	t.mu.Lock()
+	cfg := t.rest
+	t.mu.Unlock()
+	if cfg != nil {
+		return rest.CopyConfig(cfg), nil
+	}
+	cfg, err := t.m.RESTConfig(ctx, t.name)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	t.rest = cfg
+	t.mu.Unlock()
+	return rest.CopyConfig(cfg), nil
 }

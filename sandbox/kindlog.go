@@ -16,10 +16,10 @@ type kindLogger struct {
 	onStatus func(title string, done, failed bool)
 }
 
-func (l kindLogger) Warn(msg string)                { l.log.Warn(strings.TrimSpace(msg), "from", "kind") }
-func (l kindLogger) Warnf(f string, a ...any)       { l.Warn(fmt.Sprintf(f, a...)) }
-func (l kindLogger) Error(msg string)               { l.log.Error(strings.TrimSpace(msg), "from", "kind") }
-func (l kindLogger) Errorf(f string, a ...any)      { l.Error(fmt.Sprintf(f, a...)) }
+func (l kindLogger) Warn(msg string)           { l.log.Warn(strings.TrimSpace(msg), "from", "kind") }
+func (l kindLogger) Warnf(f string, a ...any)  { l.Warn(fmt.Sprintf(f, a...)) }
+func (l kindLogger) Error(msg string)          { l.log.Error(strings.TrimSpace(msg), "from", "kind") }
+func (l kindLogger) Errorf(f string, a ...any) { l.Error(fmt.Sprintf(f, a...)) }
 func (l kindLogger) V(level kindlog.Level) kindlog.InfoLogger {
 	return kindInfo{l: l, level: level}
 }

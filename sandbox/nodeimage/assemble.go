@@ -90,11 +90,11 @@ func (b *builder) assembleRootfs(ctx context.Context, root string, in Inputs, bi
 		src  string
 		mode fs.FileMode
 	}{
-		"usr/local/bin/podpath-node-setup":               {"files/node/podpath-node-setup", 0o755},
+		"usr/local/bin/podpath-node-setup":              {"files/node/podpath-node-setup", 0o755},
 		"etc/systemd/system/podpath-node-setup.service": {"files/node/podpath-node-setup.service", 0o644},
-		"etc/profile.d/podpath.sh":                       {"files/node/profile.sh", 0o644},
-		"etc/ssh/ssh_config.d/podpath.conf":              {"files/node/ssh_config", 0o644},
-		"etc/motd":                                       {"files/node/motd", 0o644},
+		"etc/profile.d/podpath.sh":                      {"files/node/profile.sh", 0o644},
+		"etc/ssh/ssh_config.d/podpath.conf":             {"files/node/ssh_config", 0o644},
+		"etc/motd":                                      {"files/node/motd", 0o644},
 	}
 	for dst, f := range files {
 		data, err := nodeFiles.ReadFile(f.src)

@@ -78,12 +78,24 @@ func (b *builder) buildCrictl(ctx context.Context, v string) (string, error) {
 	})
 }
 
+// buildFlannel builds flanneld. Its main package links every backend; two
+// adjustments make it build from the Go module proxy alone: the Tencent
+// Cloud SDK versions flannel asks for are not served there, so the build
+// takes served ones (the tencentvpc backend is never used here), and the udp
+// backend needs cgo.
 func (b *builder) buildFlannel(ctx context.Context, v string) (string, error) {
 	return b.buildGo(ctx, goBinary{
-		Name:    "flannel-" + v,
-		Require: map[string]string{"github.com/flannel-io/flannel": v},
+		Name: "flannel-" + v,
+		Require: map[string]string{
+			"github.com/flannel-io/flannel":                                   v,
+			"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common": "v1.3.211",
+		},
+		Replace: map[string]string{
+			"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc": "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc v1.3.75",
+		},
 		Package: "github.com/flannel-io/flannel",
 		LDFlags: "-s -w -X github.com/flannel-io/flannel/pkg/version.Version=" + v,
+		CGO:     true,
 	})
 }
 

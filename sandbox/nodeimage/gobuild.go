@@ -29,6 +29,9 @@ type goBinary struct {
 	Package string `json:"package,omitempty"`
 	LDFlags string `json:"ldflags,omitempty"`
 	Tags    string `json:"tags,omitempty"`
+	// CGO links with the C library (dynamically, so the binary needs the
+	// glibc of Debian, which every podpath image has).
+	CGO bool `json:"cgo,omitempty"`
 }
 
 func (g goBinary) key(goVersion string) string {
@@ -69,15 +72,17 @@ func (b *builder) buildGo(ctx context.Context, g goBinary) (string, error) {
 		}
 		target = "."
 		b.detail("%s: resolving modules", g.Name)
-		if err := b.goCmd(ctx, dir, nil, "mod", "tidy"); err != nil {
+		if err := b.goCmd(ctx, dir, g.CGO, nil, "mod", "tidy"); err != nil {
 			return "", fmt.Errorf("resolve modules for %s: %w", g.Name, err)
 		}
 	} else {
 		b.detail("%s: resolving modules", g.Name)
+		args := []string{"get"}
 		for _, m := range sortedKeys(g.Require) {
-			if err := b.goCmd(ctx, dir, nil, "get", m+"@"+g.Require[m]); err != nil {
-				return "", fmt.Errorf("fetch %s@%s: %w", m, g.Require[m], err)
-			}
+			args = append(args, m+"@"+g.Require[m])
+		}
+		if err := b.goCmd(ctx, dir, g.CGO, nil, args...); err != nil {
+			return "", fmt.Errorf("fetch %s: %w", strings.Join(args[1:], " "), err)
 		}
 	}
 	tmp := out + ".tmp"
@@ -94,7 +99,7 @@ func (b *builder) buildGo(ctx context.Context, g goBinary) (string, error) {
 	stop := b.heartbeat(func() string {
 		return fmt.Sprintf("%s: compiling, %d packages so far (%s)", g.Name, compiled.Load(), since(start))
 	})
-	err = b.goCmd(ctx, dir, func(line string) { compiled.Add(1) }, args...)
+	err = b.goCmd(ctx, dir, g.CGO, func(line string) { compiled.Add(1) }, args...)
 	stop()
 	if err != nil {
 		return "", fmt.Errorf("build %s: %w", g.Name, err)
@@ -126,10 +131,14 @@ func (g goBinary) goMod(goVersion string) string {
 
 // goCmd runs the go command in dir; each line it prints on stderr goes to
 // onLine (go build -v names each package it compiles there).
-func (b *builder) goCmd(ctx context.Context, dir string, onLine func(string), args ...string) error {
+func (b *builder) goCmd(ctx context.Context, dir string, cgo bool, onLine func(string), args ...string) error {
 	cmd := exec.CommandContext(ctx, b.goBin, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false", "GOWORK=off")
+	cgoEnabled := "CGO_ENABLED=0"
+	if cgo {
+		cgoEnabled = "CGO_ENABLED=1"
+	}
+	cmd.Env = append(os.Environ(), cgoEnabled, "GOFLAGS=-buildvcs=false -mod=mod", "GOWORK=off")
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
 	cmd.Stdout = pw

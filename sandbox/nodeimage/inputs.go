@@ -100,7 +100,6 @@ func (in Inputs) Tag() string {
 	return Repository + ":" + in.KubernetesVersion + "-" + in.Hash()
 }
 
-
 func filesHash() string {
 	h := sha256.New()
 	var names []string

@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/labtest"
+	"github.com/podpath/podpath/sandbox"
+)
+
+func labsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "labs", Short: "Validate and test labs"}
+	validate := &cobra.Command{
+		Use:   "validate [DIR...]",
+		Short: "Check labs for schema and reference errors (the built-in labs when no folder is given)",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var all []*labs.Lab
+			var problems labs.Problems
+			if len(args) == 0 {
+				all, problems = labs.Builtin()
+			}
+			for _, d := range args {
+				l, ps := labs.LoadDir(d)
+				all, problems = append(all, l...), append(problems, ps...)
+			}
+			for _, p := range problems {
+				fmt.Fprintln(cmd.ErrOrStderr(), p.String())
+			}
+			if len(problems) > 0 {
+				return fmt.Errorf("%d problem(s) found", len(problems))
+			}
+			steps := 0
+			for _, l := range all {
+				steps += len(l.Steps)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%d labs, %d steps: no problems\n", len(all), steps)
+			return nil
+		},
+	}
+	var dirs []string
+	var keep bool
+	test := &cobra.Command{
+		Use:   "test [LAB...]",
+		Short: "Run labs on fresh clusters: each step's checks must fail, then pass after its solve",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			all, problems := labs.Catalog(dirs...)
+			if len(problems) > 0 {
+				return problems
+			}
+			chosen := all
+			if len(args) > 0 {
+				chosen = nil
+				for _, id := range args {
+					l := labs.Find(all, id)
+					if l == nil {
+						var ids []string
+						for _, l := range all {
+							ids = append(ids, l.ID)
+						}
+						return fmt.Errorf("no lab %q; labs are %s", id, strings.Join(ids, ", "))
+					}
+					chosen = append(chosen, l)
+				}
+			}
+			results, err := labtest.Run(cmd.Context(), sandbox.NewManager(), chosen, labtest.Options{Out: cmd.OutOrStdout(), Keep: keep})
+			if err != nil {
+				return err
+			}
+			failed := 0
+			for _, r := range results {
+				if !r.OK() {
+					failed++
+				}
+			}
+			if failed > 0 {
+				return fmt.Errorf("%d of %d labs failed", failed, len(results))
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "all %d labs passed\n", len(results))
+			return nil
+		},
+	}
+	test.Flags().StringSliceVar(&dirs, "labs", nil, "also load labs from this folder (repeatable)")
+	test.Flags().BoolVar(&keep, "keep", false, "keep the clusters afterwards")
+	cmd.AddCommand(validate, test)
+	return cmd
+}

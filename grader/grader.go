@@ -1,0 +1,298 @@
+// Package grader judges a lab step against a running cluster: each check's
+// probe reads real state (Kubernetes objects, node files, crictl, systemd,
+// shell history), its matcher judges the value, and a failed check carries
+// a hint. It also runs a lab's setup, solve and cleanup actions. It knows a
+// sandbox only through Target, and nothing of HTTP or Postgres.
+package grader
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/podpath/podpath/labs"
+)
+
+// Target is what the grader needs of a sandbox: run a command in a node,
+// and reach its API server.
+type Target interface {
+	Exec(ctx context.Context, node string, cmd []string, stdin io.Reader, stdout, stderr io.Writer) (int, error)
+	RESTConfig(ctx context.Context) (*rest.Config, error)
+}
+
+// Grader judges steps of one lab on one target.
+type Grader struct {
+	target Target
+	lab    *labs.Lab
+
+	mu      sync.Mutex
+	clients *clients
+	// PollInterval is how often within and holds re-read a probe.
+	PollInterval time.Duration
+}
+
+type clients struct {
+	core    kubernetes.Interface
+	dynamic dynamic.Interface
+	mapper  *restmapper.DeferredDiscoveryRESTMapper
+}
+
+// New returns a Grader for lab on target.
+func New(target Target, lab *labs.Lab) *Grader {
+	return &Grader{target: target, lab: lab, PollInterval: 2 * time.Second}
+}
+
+func (g *Grader) kube(ctx context.Context) (*clients, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.clients != nil {
+		return g.clients, nil
+	}
+	cfg, err := g.target.RESTConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("the cluster's API server: %w", err)
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.Timeout = 15 * time.Second
+	core, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	g.clients = &clients{core: core, dynamic: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}
+	return g.clients, nil
+}
+
+// Result is the outcome of one check.
+type Result struct {
+	// Index of the check in its step.
+	Index int       `json:"index"`
+	Name  labs.Text `json:"name"`
+	// Passed is true only when the probe read a value and the matcher
+	// accepted it.
+	Passed bool `json:"passed"`
+	// Observed is what the probe read (shortened), or why it read nothing.
+	Observed string `json:"observed"`
+	// Feedback is the hint for a failed check, a script's FAIL: lines, or
+	// what went wrong reading the probe.
+	Feedback labs.Text `json:"feedback,omitempty"`
+	// ProbeError is set when the probe itself could not read (node gone,
+	// API server down); such a check does not pass.
+	ProbeError bool          `json:"probeError,omitempty"`
+	Duration   time.Duration `json:"duration"`
+}
+
+// Options tune a step check.
+type Options struct {
+	// Answer is the learner's typed answer, read by answer probes.
+	Answer string
+	// Attempt is the 1-based number of this attempt at the step; later
+	// attempts show more hints.
+	Attempt int
+	// NoWait judges each check once, ignoring within and holds (used by
+	// labs test to prove checks fail before the solve).
+	NoWait bool
+}
+
+// CheckStep judges every check of step, in parallel, and returns their
+// results in order.
+func (g *Grader) CheckStep(ctx context.Context, step *labs.Step, opts Options) []Result {
+	results := make([]Result, len(step.Checks))
+	var wg sync.WaitGroup
+	for i := range step.Checks {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			results[i] = g.check(ctx, i, &step.Checks[i], opts)
+		}(i)
+	}
+	wg.Wait()
+	return results
+}
+
+// Passed reports whether every result passed.
+func Passed(results []Result) bool {
+	for _, r := range results {
+		if !r.Passed {
+			return false
+		}
+	}
+	return len(results) > 0
+}
+
+func (g *Grader) check(ctx context.Context, i int, c *labs.Check, opts Options) Result {
+	start := time.Now()
+	res := Result{Index: i, Name: c.Name}
+	once := func() outcome { return g.judge(ctx, c, opts.Answer) }
+	var o outcome
+	switch {
+	case opts.NoWait || (c.Within == 0 && c.Holds == 0):
+		o = once()
+	default:
+		o = g.overTime(ctx, c, once)
+	}
+	res.Passed, res.Observed, res.ProbeError = o.passed, shorten(o.observed), o.probeErr
+	res.Duration = time.Since(start)
+	switch {
+	case o.passed:
+	case len(o.feedback) > 0:
+		res.Feedback = labs.Text{"en": strings.Join(o.feedback, "\n")}
+	case o.probeErr:
+		res.Feedback = labs.Text{"en": o.observed}
+	default:
+		res.Feedback = hintFor(c.Hints, opts.Attempt)
+	}
+	return res
+}
+
+// hintFor returns the hint for the attempt-th failure: one more per attempt.
+func hintFor(hints []labs.Text, attempt int) labs.Text {
+	if len(hints) == 0 {
+		return nil
+	}
+	i := attempt - 1
+	if i < 0 {
+		i = 0
+	}
+	if i >= len(hints) {
+		i = len(hints) - 1
+	}
+	return hints[i]
+}
+
+// overTime applies within (poll until the check passes) and then holds
+// (the check must keep passing for that long).
+func (g *Grader) overTime(ctx context.Context, c *labs.Check, once func() outcome) outcome {
+	o := once()
+	if c.Within > 0 && !o.passed {
+		deadline := time.Now().Add(c.Within.D())
+		for !o.passed && time.Now().Before(deadline) {
+			if !sleep(ctx, g.PollInterval) {
+				return o
+			}
+			o = once()
+		}
+		if !o.passed {
+			o.observed += fmt.Sprintf(" (still after %s)", c.Within.D())
+			return o
+		}
+	}
+	if c.Holds > 0 && o.passed {
+		deadline := time.Now().Add(c.Holds.D())
+		for time.Now().Before(deadline) {
+			if !sleep(ctx, g.PollInterval) {
+				return outcome{observed: "the check was cancelled", probeErr: true}
+			}
+			if o = once(); !o.passed {
+				o.observed += fmt.Sprintf(" (it did not hold for %s)", c.Holds.D())
+				return o
+			}
+		}
+	}
+	return o
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// outcome is one judgement of a check.
+type outcome struct {
+	passed   bool
+	observed string
+	feedback []string
+	probeErr bool
+}
+
+func (g *Grader) judge(ctx context.Context, c *labs.Check, answer string) outcome {
+	timeout := c.Timeout.D()
+	if timeout == 0 {
+		timeout = labs.DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if c.Probe.Script != nil {
+		return g.script(ctx, c.Probe.Script)
+	}
+	v, err := g.read(ctx, &c.Probe, answer)
+	if err != nil {
+		return outcome{observed: err.Error(), probeErr: true}
+	}
+	ok, note, err := g.match(ctx, &c.Expect, v, answer)
+	if err != nil {
+		return outcome{observed: err.Error(), probeErr: true}
+	}
+	obs := v.display()
+	if note != "" {
+		obs = note
+	}
+	return outcome{passed: ok, observed: obs}
+}
+
+// value is what a probe read.
+type value struct {
+	s string
+	// missing says why there is nothing to read (object not found, no
+	// such file); the value is then empty.
+	missing string
+	// secret values (the real answer) are never shown to the learner.
+	secret bool
+}
+
+func (v value) display() string {
+	if v.missing != "" {
+		return v.missing
+	}
+	if v.s == "" {
+		return "(empty)"
+	}
+	return v.s
+}
+
+func shorten(s string) string {
+	const max = 600
+	if len(s) > max {
+		return s[:max] + " …"
+	}
+	return s
+}
+
+// nodeShell runs a bash script on a node. On a node with the admin
+// kubeconfig (the control plane), kubectl in the script uses it.
+func (g *Grader) nodeShell(ctx context.Context, node, script string, stdin io.Reader) (stdout, stderr string, code int, err error) {
+	var out, errb bytes.Buffer
+	full := "[ -r /etc/kubernetes/admin.conf ] && export KUBECONFIG=/etc/kubernetes/admin.conf\n" + script
+	code, err = g.target.Exec(ctx, node, []string{"bash", "-c", full}, stdin, &out, &errb)
+	if err != nil {
+		return "", "", -1, fmt.Errorf("could not run a command on %s: %v", node, err)
+	}
+	if ctx.Err() != nil {
+		return out.String(), errb.String(), code, fmt.Errorf("the command on %s did not finish in time", node)
+	}
+	return out.String(), errb.String(), code, nil
+}

@@ -1,0 +1,335 @@
+package grader
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/util/jsonpath"
+
+	"github.com/podpath/podpath/labs"
+)
+
+// read runs a probe and returns what it read.
+func (g *Grader) read(ctx context.Context, p *labs.Probe, answer string) (value, error) {
+	switch {
+	case p.Kube != nil:
+		return g.readKube(ctx, p.Kube)
+	case p.NodeCondition != nil:
+		return g.readNodeCondition(ctx, p.NodeCondition)
+	case p.Events != nil:
+		return g.readEvents(ctx, p.Events)
+	case p.Command != nil:
+		out, _, code, err := g.nodeShell(ctx, p.Command.Node, p.Command.Run, nil)
+		if err != nil {
+			return value{}, err
+		}
+		if p.Command.Output == "exitCode" {
+			return value{s: strconv.Itoa(code)}, nil
+		}
+		return value{s: strings.TrimSpace(out)}, nil
+	case p.File != nil:
+		out, _, code, err := g.nodeShell(ctx, p.File.Node, "cat -- "+shellQuote(p.File.Path), nil)
+		if err != nil {
+			return value{}, err
+		}
+		if code != 0 {
+			return value{missing: fmt.Sprintf("(no file %s on %s)", p.File.Path, p.File.Node)}, nil
+		}
+		return value{s: strings.TrimSpace(out)}, nil
+	case p.Crictl != nil:
+		return g.readCrictl(ctx, p.Crictl)
+	case p.Unit != nil:
+		out, _, _, err := g.nodeShell(ctx, p.Unit.Node, "systemctl show -p ActiveState --value -- "+shellQuote(p.Unit.Unit), nil)
+		if err != nil {
+			return value{}, err
+		}
+		return value{s: strings.TrimSpace(out)}, nil
+	case p.History != nil:
+		return g.readHistory(ctx, p.History)
+	case p.Answer != nil:
+		return value{s: strings.TrimSpace(answer)}, nil
+	case p.Script != nil:
+		o := g.script(ctx, p.Script)
+		if o.probeErr {
+			return value{}, fmt.Errorf("%s", o.observed)
+		}
+		return value{s: strconv.FormatBool(o.passed)}, nil
+	}
+	return value{}, fmt.Errorf("a check has no probe")
+}
+
+// resourceFor maps what kubectl accepts (pods, po, deployments.apps, svc)
+// to a resource and says whether it is namespaced.
+func (g *Grader) resourceFor(ctx context.Context, c *clients, resource string) (schema.GroupVersionResource, bool, error) {
+	expander := restmapper.NewShortcutExpander(c.mapper, c.core.Discovery(), nil)
+	arg := schema.ParseGroupResource(resource)
+	gvr, err := expander.ResourceFor(arg.WithVersion(""))
+	if err != nil {
+		c.mapper.Reset()
+		if gvr, err = expander.ResourceFor(arg.WithVersion("")); err != nil {
+			return gvr, false, fmt.Errorf("the cluster has no resource %q", resource)
+		}
+	}
+	gvk, err := c.mapper.KindFor(gvr)
+	if err != nil {
+		return gvr, false, err
+	}
+	mapping, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return gvr, false, err
+	}
+	return gvr, mapping.Scope.Name() == meta.RESTScopeNameNamespace, nil
+}
+
+func (g *Grader) readKube(ctx context.Context, k *labs.KubeProbe) (value, error) {
+	c, err := g.kube(ctx)
+	if err != nil {
+		return value{}, err
+	}
+	gvr, namespaced, err := g.resourceFor(ctx, c, k.Resource)
+	if err != nil {
+		return value{}, err
+	}
+	var r dynamic.ResourceInterface = c.dynamic.Resource(gvr)
+	ns := k.Namespace
+	where := ""
+	if namespaced {
+		if ns == "" {
+			ns = "default"
+		}
+		r = c.dynamic.Resource(gvr).Namespace(ns)
+		where = " in namespace " + ns
+	}
+	var data any
+	if k.Name != "" {
+		u, err := r.Get(ctx, k.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return value{missing: fmt.Sprintf("(no %s %q%s)", k.Resource, k.Name, where)}, nil
+		}
+		if err != nil {
+			return value{}, fmt.Errorf("could not read %s %s: %v", k.Resource, k.Name, err)
+		}
+		data = u.Object
+	} else {
+		l, err := r.List(ctx, metav1.ListOptions{LabelSelector: k.Selector, FieldSelector: k.FieldSelector})
+		if err != nil {
+			return value{}, fmt.Errorf("could not list %s: %v", k.Resource, err)
+		}
+		items := make([]any, 0, len(l.Items))
+		for _, it := range l.Items {
+			items = append(items, it.Object)
+		}
+		data = map[string]any{"kind": "List", "items": items}
+	}
+	s, err := applyJSONPath(k.JSONPath, data)
+	if err != nil {
+		return value{}, err
+	}
+	return value{s: s}, nil
+}
+
+func applyJSONPath(expr string, data any) (string, error) {
+	jp := jsonpath.New("probe").AllowMissingKeys(true)
+	if err := jp.Parse(expr); err != nil {
+		return "", fmt.Errorf("jsonpath %s: %v", expr, err)
+	}
+	var buf bytes.Buffer
+	if err := jp.Execute(&buf, data); err != nil {
+		return "", fmt.Errorf("jsonpath %s: %v", expr, err)
+	}
+	return strings.TrimSpace(buf.String()), nil
+}
+
+func (g *Grader) readNodeCondition(ctx context.Context, p *labs.NodeConditionProbe) (value, error) {
+	c, err := g.kube(ctx)
+	if err != nil {
+		return value{}, err
+	}
+	n, err := c.core.CoreV1().Nodes().Get(ctx, p.Node, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return value{missing: fmt.Sprintf("(no Node %s)", p.Node)}, nil
+	}
+	if err != nil {
+		return value{}, fmt.Errorf("could not read Node %s: %v", p.Node, err)
+	}
+	for _, cond := range n.Status.Conditions {
+		if string(cond.Type) == p.Type {
+			return value{s: string(cond.Status)}, nil
+		}
+	}
+	return value{missing: fmt.Sprintf("(Node %s has no %s condition)", p.Node, p.Type)}, nil
+}
+
+// readEvents lists an object's events oldest first, one line per event.
+func (g *Grader) readEvents(ctx context.Context, p *labs.EventsProbe) (value, error) {
+	c, err := g.kube(ctx)
+	if err != nil {
+		return value{}, err
+	}
+	ns := p.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	selector := "involvedObject.kind=" + p.Kind
+	prefix, isPrefix := strings.CutSuffix(p.Name, "*")
+	if !isPrefix {
+		selector += ",involvedObject.name=" + p.Name
+	}
+	if p.Reason != "" {
+		selector += ",reason=" + p.Reason
+	}
+	list, err := c.core.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: selector})
+	if err != nil {
+		return value{}, fmt.Errorf("could not list events: %v", err)
+	}
+	events := list.Items[:0]
+	for _, e := range list.Items {
+		if isPrefix && !strings.HasPrefix(e.InvolvedObject.Name, prefix) {
+			continue
+		}
+		events = append(events, e)
+	}
+	sort.SliceStable(events, func(i, j int) bool {
+		ti, tj := eventTime(&events[i]), eventTime(&events[j])
+		if !ti.Equal(tj) {
+			return ti.Before(tj)
+		}
+		ri, _ := strconv.ParseInt(events[i].ResourceVersion, 10, 64)
+		rj, _ := strconv.ParseInt(events[j].ResourceVersion, 10, 64)
+		return ri < rj
+	})
+	var lines []string
+	for _, e := range events {
+		component := e.ReportingController
+		if component == "" {
+			component = e.Source.Component
+		}
+		switch p.Field {
+		case "component":
+			lines = append(lines, component)
+		case "message":
+			lines = append(lines, e.Message)
+		case "reason component":
+			lines = append(lines, e.Reason+" "+component)
+		default:
+			lines = append(lines, e.Reason)
+		}
+	}
+	return value{s: strings.Join(lines, "\n")}, nil
+}
+
+func eventTime(e *corev1.Event) time.Time {
+	switch {
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	case !e.FirstTimestamp.IsZero():
+		return e.FirstTimestamp.Time
+	}
+	return e.CreationTimestamp.Time
+}
+
+func (g *Grader) readCrictl(ctx context.Context, p *labs.CrictlProbe) (value, error) {
+	out, errOut, code, err := g.nodeShell(ctx, p.Node, "crictl "+p.Command, nil)
+	if err != nil {
+		return value{}, err
+	}
+	if code != 0 {
+		return value{missing: fmt.Sprintf("(crictl %s failed on %s: %s)", p.Command, p.Node, strings.TrimSpace(errOut))}, nil
+	}
+	var data any
+	if err := json.Unmarshal([]byte(out), &data); err != nil {
+		return value{}, fmt.Errorf("crictl %s printed no JSON: %s", p.Command, shorten(strings.TrimSpace(out)))
+	}
+	s, err := applyJSONPath(p.JSONPath, data)
+	if err != nil {
+		return value{}, err
+	}
+	return value{s: s}, nil
+}
+
+// HistoryFile is where the node image's shell profile keeps root's history.
+const HistoryFile = "/root/.bash_history"
+
+func (g *Grader) readHistory(ctx context.Context, p *labs.HistoryProbe) (value, error) {
+	re, err := regexp.Compile(p.Matches)
+	if err != nil {
+		return value{}, err
+	}
+	out, _, code, err := g.nodeShell(ctx, p.Node, "cat "+HistoryFile, nil)
+	if err != nil {
+		return value{}, err
+	}
+	if code != 0 {
+		return value{missing: fmt.Sprintf("(no commands typed on %s yet)", p.Node)}, nil
+	}
+	var hits []string
+	for _, line := range strings.Split(out, "\n") {
+		if line == "" || (strings.HasPrefix(line, "#") && isDigits(line[1:])) {
+			continue // bash writes "#<unix time>" before each command
+		}
+		if re.MatchString(line) {
+			hits = append(hits, line)
+		}
+	}
+	if len(hits) == 0 {
+		return value{missing: fmt.Sprintf("(no command on %s matches)", p.Node)}, nil
+	}
+	return value{s: strings.Join(hits, "\n")}, nil
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// script runs the escape hatch: exit 0 passes; "FAIL:" lines are feedback.
+func (g *Grader) script(ctx context.Context, p *labs.ScriptProbe) outcome {
+	out, errOut, code, err := g.nodeShell(ctx, p.Node, p.Script, nil)
+	if err != nil {
+		return outcome{observed: err.Error(), probeErr: true}
+	}
+	var fails []string
+	for _, line := range strings.Split(out+"\n"+errOut, "\n") {
+		if msg, ok := strings.CutPrefix(strings.TrimSpace(line), "FAIL:"); ok {
+			fails = append(fails, strings.TrimSpace(msg))
+		}
+	}
+	obs := fmt.Sprintf("exit %d", code)
+	if t := strings.TrimSpace(out); t != "" {
+		obs += ": " + lastLines(t, 5)
+	}
+	return outcome{passed: code == 0, observed: obs, feedback: fails}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

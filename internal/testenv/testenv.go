@@ -1,0 +1,62 @@
+// Package testenv gives tests the real services they need: a Docker engine,
+// the node image, Postgres. Under CI=true a missing service fails the test
+// with what to do; elsewhere it skips, so `go test` works on a laptop
+// without them.
+package testenv
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/podpath/podpath/internal/dockercli"
+)
+
+// CI reports whether missing prerequisites must fail tests.
+func CI() bool { return os.Getenv("CI") == "true" }
+
+// Missing skips the test, or fails it under CI=true.
+func Missing(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if CI() {
+		t.Fatalf("CI=true and a prerequisite is missing: "+format, args...)
+	}
+	t.Skipf("prerequisite missing (set CI=true to fail instead): "+format, args...)
+}
+
+// Docker requires a reachable Docker engine.
+func Docker(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := dockercli.Ping(ctx); err != nil {
+		Missing(t, "%v (scripts/start-services starts dockerd)", err)
+	}
+}
+
+// NodeImage requires the node image sandboxes use and returns its name.
+func NodeImage(t testing.TB) string {
+	t.Helper()
+	Docker(t)
+	ref := os.Getenv("PODPATH_NODE_IMAGE")
+	if ref == "" {
+		ref = "podpath/node:latest"
+	}
+	ok, err := dockercli.ImageExists(context.Background(), ref)
+	if err != nil || !ok {
+		Missing(t, "node image %s is not built (run `podpath nodeimage build`; scripts/test does it)", ref)
+	}
+	return ref
+}
+
+// Command requires a program on PATH and returns its path.
+func Command(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		Missing(t, "%s is not installed", name)
+	}
+	return p
+}

@@ -1,0 +1,48 @@
+package labs
+
+import (
+	"fmt"
+	"strings"
+	"text/template"
+)
+
+// TemplateData is what step text may refer to: the learner's real cluster.
+type TemplateData struct {
+	// Cluster is the sandbox's name.
+	Cluster string
+	// Nodes maps each node alias to the node's name in Kubernetes.
+	Nodes map[string]string
+	// Images are the workload images preloaded on every node.
+	Images Images
+}
+
+// Images names the preloaded workload images.
+type Images struct {
+	Nginx string
+	Tools string
+}
+
+// SampleData is TemplateData for a lab's cluster shape, used to validate
+// step text before any cluster exists.
+func SampleData(l *Lab) TemplateData {
+	d := TemplateData{Cluster: "sample", Nodes: map[string]string{"controlplane": "controlplane"},
+		Images: Images{Nginx: "nginx-image", Tools: "tools-image"}}
+	for i := 1; i <= l.Cluster.Workers; i++ {
+		n := fmt.Sprintf("node%02d", i)
+		d.Nodes[n] = n
+	}
+	return d
+}
+
+// Render returns Markdown md with data filled in.
+func Render(name, md string, data TemplateData) (string, error) {
+	t, err := template.New(name).Option("missingkey=error").Parse(md)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := t.Execute(&b, data); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,415 @@
+package labs
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strings"
+	"text/template"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+	"k8s.io/client-go/util/jsonpath"
+)
+
+var idRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+
+// Levels a lab may have.
+var Levels = []string{"beginner", "intermediate", "advanced"}
+
+type validator struct {
+	lab      *Lab
+	root     *yaml.Node
+	file     string
+	langs    []string
+	display  func(string) string
+	problems Problems
+}
+
+// at records a problem at the YAML node found by path (keys and indexes).
+func (v *validator) at(where []any, format string, args ...any) {
+	v.problems = append(v.problems, Problem{File: v.file, Line: lineAt(v.root, where...), Message: fmt.Sprintf(format, args...)})
+}
+
+func (v *validator) validate() {
+	l := v.lab
+	if !idRE.MatchString(l.ID) {
+		v.at([]any{"id"}, "id %q must be 1 to 63 lowercase letters, digits and dashes", l.ID)
+	}
+	v.text([]any{"title"}, "title", l.Title)
+	v.text([]any{"summary"}, "summary", l.Summary)
+	if !slices.Contains(Levels, l.Level) {
+		v.at([]any{"level"}, "level %q must be one of %s", l.Level, strings.Join(Levels, ", "))
+	}
+	if l.Minutes <= 0 {
+		v.at([]any{"minutes"}, "minutes must say how long the lab takes, in minutes")
+	}
+	if l.Cluster.Workers < 0 || l.Cluster.Workers > 5 {
+		v.at([]any{"cluster", "workers"}, "cluster.workers must be 0 to 5, not %d", l.Cluster.Workers)
+	}
+	for i := range l.Setup {
+		v.action([]any{"setup", i}, &l.Setup[i], false)
+	}
+	for i := range l.Cleanup {
+		v.action([]any{"cleanup", i}, &l.Cleanup[i], false)
+	}
+	if l.Cluster.Shared && len(l.Cleanup) == 0 {
+		v.at([]any{"cluster", "shared"}, "a shared lab must have cleanup actions that leave the cluster as it found it")
+	}
+	if len(l.Steps) == 0 {
+		v.at([]any{"steps"}, "a lab needs at least one step")
+	}
+	l.Intro = Text{}
+	for _, lang := range v.langs {
+		if b, err := l.Files("intro." + lang + ".md"); err == nil {
+			l.Intro[lang] = string(b)
+			v.markdown("intro."+lang+".md", string(b))
+		}
+	}
+	seen := map[string]int{}
+	for i := range l.Steps {
+		v.step(i, &l.Steps[i], seen)
+	}
+}
+
+func (v *validator) text(where []any, what string, t Text) {
+	for _, lang := range v.langs {
+		if strings.TrimSpace(t[lang]) == "" {
+			v.at(where, "%s needs a %s text (%s: ...)", what, langName(lang), lang)
+		}
+	}
+	for lang := range t {
+		if !slices.Contains(Languages, lang) {
+			v.at(where, "%s has a text in %q; languages are %s", what, lang, strings.Join(Languages, ", "))
+		}
+	}
+}
+
+func langName(lang string) string {
+	switch lang {
+	case "en":
+		return "English"
+	case "zh":
+		return "Chinese"
+	}
+	return lang
+}
+
+func (v *validator) step(i int, s *Step, seen map[string]int) {
+	where := []any{"steps", i}
+	if !idRE.MatchString(s.ID) {
+		v.at(append(where, "id"), "step id %q must be lowercase letters, digits and dashes", s.ID)
+	} else if first, ok := seen[s.ID]; ok {
+		v.at(append(where, "id"), "duplicate step id %q (first used by step %d at line %d)", s.ID, first+1, lineAt(v.root, "steps", first, "id"))
+	} else {
+		seen[s.ID] = i
+	}
+	v.text(append(where, "title"), "step "+s.ID+" title", s.Title)
+	if len(s.Layers) == 0 {
+		v.at(where, "step %s must name the layers it touches (layers: [...] from %s)", s.ID, strings.Join(Layers, ", "))
+	}
+	for j, layer := range s.Layers {
+		if !slices.Contains(Layers, layer) {
+			v.at(append(where, "layers", j), "unknown layer %q; layers are %s", layer, strings.Join(Layers, ", "))
+		}
+	}
+	s.Body = Text{}
+	for _, lang := range v.langs {
+		name := "steps/" + s.ID + "." + lang + ".md"
+		b, err := v.lab.Files(name)
+		if err != nil {
+			v.at(append(where, "id"), "missing Markdown file %s for step %s: write the step's text there", name, s.ID)
+			continue
+		}
+		s.Body[lang] = string(b)
+		v.markdown(name, string(b))
+	}
+	if len(s.Checks) == 0 {
+		v.at(where, "step %s needs at least one check", s.ID)
+	}
+	for j := range s.Checks {
+		v.check(append(where, "checks", j), &s.Checks[j])
+	}
+	if len(s.Solve) == 0 {
+		v.at(where, "step %s has no solve actions: skip and `podpath labs test` need them", s.ID)
+	}
+	for j := range s.Solve {
+		v.action(append(where, "solve", j), &s.Solve[j], true)
+	}
+	if s.NeedsAnswer() && len(s.Answer) > 0 {
+		v.text(append(where, "answer"), "step "+s.ID+" answer label", s.Answer)
+	}
+}
+
+func (v *validator) check(where []any, c *Check) {
+	v.text(append(where, "name"), "check name", c.Name)
+	v.probe(append(where, "probe"), &c.Probe)
+	if c.Probe.Script != nil {
+		if c.Expect.Kind() != "" || len(c.Expect.kinds()) > 0 {
+			v.at(append(where, "expect"), "a script check passes when its script exits 0; remove expect")
+		}
+	} else {
+		v.matcher(append(where, "expect"), &c.Expect)
+	}
+	if len(c.Hints) == 0 {
+		v.at(where, "a check needs hints: what to look at when it fails (the first one should not give the answer away)")
+	}
+	for k, h := range c.Hints {
+		v.text(append(where, "hints", k), "hint", h)
+	}
+	for _, d := range []struct {
+		name string
+		d    Duration
+		max  time.Duration
+	}{{"within", c.Within, 10 * time.Minute}, {"holds", c.Holds, 5 * time.Minute}, {"timeout", c.Timeout, 5 * time.Minute}} {
+		if d.d.D() > d.max {
+			v.at(append(where, d.name), "%s %s is longer than the %s allowed", d.name, d.d.D(), d.max)
+		}
+	}
+}
+
+func (v *validator) probe(where []any, p *Probe) {
+	kinds := p.kinds()
+	switch {
+	case len(kinds) == 0:
+		v.at(where, "a probe needs one of %s", strings.Join(ProbeKinds, ", "))
+		return
+	case len(kinds) > 1:
+		v.at(where, "a probe sets %s; set exactly one", strings.Join(kinds, " and "))
+		return
+	}
+	if p.NodeCondition == nil && p.Node() == "" && slices.Contains([]string{"command", "file", "crictl", "unit", "history", "script"}, kinds[0]) {
+		v.at(append(where, kinds[0]), "a %s probe needs node: (controlplane, node01, ...)", kinds[0])
+	} else if n := p.Node(); n != "" {
+		v.node(append(where, kinds[0], "node"), n)
+	}
+	switch {
+	case p.Kube != nil:
+		k := p.Kube
+		if k.Resource == "" {
+			v.at(append(where, "kube"), "a kube probe needs resource: (pods, nodes, deployments, ...)")
+		}
+		if k.Name != "" && (k.Selector != "" || k.FieldSelector != "") {
+			v.at(append(where, "kube"), "a kube probe reads one object by name or a list by selector, not both")
+		}
+		v.jsonpath(append(where, "kube", "jsonpath"), k.JSONPath)
+	case p.NodeCondition != nil:
+		if p.NodeCondition.Type == "" {
+			v.at(append(where, "nodeCondition"), "a nodeCondition probe needs type: (Ready, MemoryPressure, ...)")
+		}
+		if p.NodeCondition.Node == "" {
+			v.at(append(where, "nodeCondition"), "a nodeCondition probe needs node:")
+		}
+	case p.Events != nil:
+		e := p.Events
+		if e.Kind == "" || e.Name == "" {
+			v.at(append(where, "events"), "an events probe needs kind: and name: of the object whose events to read")
+		}
+		if !slices.Contains([]string{"", "reason", "component", "message", "reason component"}, e.Field) {
+			v.at(append(where, "events", "field"), "field %q must be reason, component, message or \"reason component\"", e.Field)
+		}
+	case p.Command != nil:
+		if strings.TrimSpace(p.Command.Run) == "" {
+			v.at(append(where, "command"), "a command probe needs run: (a shell command)")
+		}
+		if !slices.Contains([]string{"", "stdout", "exitCode"}, p.Command.Output) {
+			v.at(append(where, "command", "output"), "output %q must be stdout or exitCode", p.Command.Output)
+		}
+	case p.File != nil:
+		if !strings.HasPrefix(p.File.Path, "/") {
+			v.at(append(where, "file"), "a file probe needs an absolute path:")
+		}
+	case p.Crictl != nil:
+		if strings.TrimSpace(p.Crictl.Command) == "" {
+			v.at(append(where, "crictl"), "a crictl probe needs command: (crictl's arguments, e.g. inspect <id>)")
+		}
+		v.jsonpath(append(where, "crictl", "jsonpath"), p.Crictl.JSONPath)
+	case p.Unit != nil:
+		if p.Unit.Unit == "" {
+			v.at(append(where, "unit"), "a unit probe needs unit: (kubelet, containerd, ...)")
+		}
+	case p.History != nil:
+		if _, err := regexp.Compile(p.History.Matches); err != nil || p.History.Matches == "" {
+			v.at(append(where, "history", "matches"), "history needs matches: a regular expression (%v)", err)
+		}
+	case p.Script != nil:
+		if strings.TrimSpace(p.Script.Script) == "" {
+			v.at(append(where, "script"), "a script probe needs script:")
+		}
+	}
+}
+
+func (v *validator) jsonpath(where []any, expr string) {
+	if expr == "" {
+		v.at(where, "jsonpath is required, e.g. {.status.phase}")
+		return
+	}
+	if err := jsonpath.New("check").Parse(expr); err != nil {
+		v.at(where, "jsonpath %q does not parse: %v", expr, err)
+	}
+}
+
+// node checks that a node name exists in the lab's cluster shape.
+func (v *validator) node(where []any, name string) {
+	valid := []string{"controlplane"}
+	for i := 1; i <= v.lab.Cluster.Workers; i++ {
+		valid = append(valid, fmt.Sprintf("node%02d", i))
+	}
+	if !slices.Contains(valid, name) {
+		v.at(where, "unknown node %q: this lab's cluster has %s", name, strings.Join(valid, ", "))
+	}
+}
+
+func (v *validator) matcher(where []any, m *Matcher) {
+	kinds := m.kinds()
+	switch {
+	case len(kinds) == 0:
+		v.at(where, "a check needs expect: with one of equals, notEquals, matches, contains, notContains, empty, nonEmpty, gt, ge, lt, le, count, sameAs, differsFrom")
+		return
+	case len(kinds) > 1:
+		v.at(where, "expect sets %s; set exactly one", strings.Join(kinds, " and "))
+		return
+	}
+	if m.Matches != "" {
+		if _, err := regexp.Compile(m.Matches); err != nil {
+			v.at(append(where, "matches"), "matches %q is not a regular expression: %v", m.Matches, err)
+		}
+	}
+	if m.Count != nil {
+		v.matcher(append(where, "count"), m.Count)
+		if m.Count.SameAs != nil || m.Count.DiffersFrom != nil || m.Count.Count != nil {
+			v.at(append(where, "count"), "count compares a number: use equals, gt, ge, lt or le inside it")
+		}
+	}
+	if m.SameAs != nil {
+		v.probe(append(where, "sameAs"), m.SameAs)
+	}
+	if m.DiffersFrom != nil {
+		v.probe(append(where, "differsFrom"), m.DiffersFrom)
+	}
+	if m.MinPrefix > 0 && m.SameAs == nil {
+		v.at(append(where, "minPrefix"), "minPrefix only applies to sameAs")
+	}
+}
+
+func (v *validator) action(where []any, a *Action, solve bool) {
+	kind := a.Kind()
+	if kind == "" {
+		v.at(where, "an action needs exactly one of apply, delete, copy, run, wait, answer")
+		return
+	}
+	if a.Node != "" {
+		v.node(append(where, "node"), a.Node)
+		if kind != "run" && kind != "copy" {
+			v.at(append(where, "node"), "node applies to run and copy actions only")
+		}
+	}
+	if (a.To != "") != (kind == "copy") || (kind == "copy" && !strings.HasPrefix(a.To, "/")) {
+		v.at(where, "copy needs to: an absolute path on the node (and to: belongs to copy only)")
+	}
+	switch kind {
+	case "apply", "delete":
+		file := a.Apply + a.Delete
+		b, err := v.lab.Files(file)
+		if err != nil {
+			v.at(append(where, kind), "%s names %s, which is not in the lab folder (%s)", kind, file, errMessage(err))
+			return
+		}
+		v.manifest(where, file, b)
+	case "copy":
+		if _, err := v.lab.Files(a.Copy); err != nil {
+			v.at(append(where, "copy"), "copy names %s, which is not in the lab folder (%s)", a.Copy, errMessage(err))
+		}
+	case "wait":
+		v.probe(append(where, "wait", "probe"), &a.Wait.Probe)
+		if a.Wait.Probe.Script == nil {
+			v.matcher(append(where, "wait", "expect"), &a.Wait.Expect)
+		}
+		if a.Wait.Timeout <= 0 {
+			v.at(append(where, "wait"), "wait needs timeout: (e.g. 60s)")
+		}
+	case "answer":
+		if !solve {
+			v.at(where, "answer actions belong in a step's solve")
+		}
+		v.probe(append(where, "answer"), a.Answer)
+	}
+}
+
+// manifest checks that a manifest is YAML of Kubernetes objects.
+func (v *validator) manifest(where []any, file string, b []byte) {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	for i := 0; ; i++ {
+		var obj map[string]any
+		err := dec.Decode(&obj)
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			v.problems = append(v.problems, Problem{File: v.display(file), Message: "not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")})
+			return
+		}
+		if obj == nil {
+			continue
+		}
+		if obj["apiVersion"] == nil || obj["kind"] == nil {
+			v.problems = append(v.problems, Problem{File: v.display(file), Message: fmt.Sprintf("document %d has no apiVersion or kind; every document must be a Kubernetes object", i+1)})
+		}
+	}
+}
+
+// markdown checks that a step's text is a valid template over TemplateData.
+func (v *validator) markdown(name, body string) {
+	t, err := template.New(name).Option("missingkey=error").Parse(body)
+	if err != nil {
+		v.problems = append(v.problems, Problem{File: v.display(name), Message: templateMessage(err)})
+		return
+	}
+	if err := t.Execute(io.Discard, SampleData(v.lab)); err != nil {
+		v.problems = append(v.problems, Problem{File: v.display(name), Message: templateMessage(err)})
+	}
+}
+
+func templateMessage(err error) string {
+	return "template: " + strings.TrimPrefix(err.Error(), "template: ") + " (step text may use {{ .Nodes.node01 }}, {{ .Images.Nginx }}, {{ .Images.Tools }}, {{ .Cluster }})"
+}
+
+// lineAt finds the line of the YAML node at path (map keys and sequence
+// indexes), or of the deepest node found on the way.
+func lineAt(root *yaml.Node, path ...any) int {
+	n := root
+	if n != nil && n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	if n == nil {
+		return 0
+	}
+	line := n.Line
+	for _, p := range path {
+		var next *yaml.Node
+		switch key := p.(type) {
+		case string:
+			if n.Kind == yaml.MappingNode {
+				for i := 0; i+1 < len(n.Content); i += 2 {
+					if n.Content[i].Value == key {
+						next = n.Content[i+1]
+						line = n.Content[i].Line
+						break
+					}
+				}
+			}
+		case int:
+			if n.Kind == yaml.SequenceNode && key < len(n.Content) {
+				next = n.Content[key]
+			}
+		}
+		if next == nil {
+			return line
+		}
+		n = next
+		line = n.Line
+	}
+	return line
+}
