@@ -42,6 +42,7 @@ func labsCmd() *cobra.Command {
 	}
 	var dirs []string
 	var keep bool
+	var prefix string
 	test := &cobra.Command{
 		Use:   "test [LAB...]",
 		Short: "Run labs on fresh clusters: each step's checks must fail, then pass after its solve",
@@ -65,7 +66,7 @@ func labsCmd() *cobra.Command {
 					chosen = append(chosen, l)
 				}
 			}
-			results, err := labtest.Run(cmd.Context(), sandbox.NewManager(), chosen, labtest.Options{Out: cmd.OutOrStdout(), Keep: keep})
+			results, err := labtest.Run(cmd.Context(), sandbox.NewManager(), chosen, labtest.Options{Out: cmd.OutOrStdout(), Keep: keep, Prefix: prefix})
 			if err != nil {
 				return err
 			}
@@ -84,6 +85,7 @@ func labsCmd() *cobra.Command {
 	}
 	test.Flags().StringSliceVar(&dirs, "labs", nil, "also load labs from this folder (repeatable)")
 	test.Flags().BoolVar(&keep, "keep", false, "keep the clusters afterwards")
+	test.Flags().StringVar(&prefix, "prefix", "lt", "start the name of every cluster the run makes with this")
 	cmd.AddCommand(validate, test)
 	return cmd
 }

@@ -61,6 +61,14 @@ func (g *Grader) match(ctx context.Context, m *labs.Matcher, v value, answer str
 		if w.missing != "" {
 			return false, "cannot compare: " + w.missing, nil
 		}
+		// Nothing never matches: an empty answer is no answer, and an
+		// empty reading means the cluster has nothing to compare yet.
+		if s == "" {
+			return false, v.display(), nil
+		}
+		if w.s == "" {
+			return m.DiffersFrom != nil, v.display() + " (the cluster shows nothing to compare with yet)", nil
+		}
 		a, b := fold(s), fold(w.s)
 		same := a == b || (m.MinPrefix > 0 && len(a) >= m.MinPrefix && strings.HasPrefix(b, a))
 		if m.SameAs != nil {

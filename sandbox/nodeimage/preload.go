@@ -22,7 +22,7 @@ func (b *builder) importRootfs(ctx context.Context, root, ref string) error {
 		}
 		pw.CloseWithError(err)
 	}()
-	err := dockercli.RunIO(ctx, pr, io.Discard, nil, "import", "--change", "ENV container=docker", ref)
+	err := dockercli.RunIO(ctx, pr, io.Discard, nil, "import", "--change", "ENV container=docker", "-", ref)
 	pr.Close()
 	if err != nil {
 		return fmt.Errorf("docker import of the node root filesystem: %w", err)
@@ -56,11 +56,9 @@ func (b *builder) preload(ctx context.Context, rootImage, archive, committed str
 		logs, _ := dockercli.Output(ctx, "logs", "--tail", "20", name)
 		return fmt.Errorf("containerd did not start in the preload container:\n%s", logs)
 	}
-	if out, err := dockercli.Output(ctx, "exec", name, "ctr", "-n", "k8s.io", "images", "import",
+	if err := dockercli.Run(ctx, "exec", name, "ctr", "-n", "k8s.io", "images", "import",
 		"--no-unpack", "--all-platforms", "/preload/images.tar"); err != nil {
 		return fmt.Errorf("ctr images import: %w", err)
-	} else {
-		b.detail("preload: %d images imported", strings.Count(out, "\n")+1)
 	}
 	listed, err := dockercli.Output(ctx, "exec", name, "ctr", "-n", "k8s.io", "images", "ls", "-q")
 	if err != nil {
@@ -78,6 +76,7 @@ func (b *builder) preload(ctx context.Context, rootImage, archive, committed str
 			return err
 		}
 	}
+	b.detail("preload: %d images in the node's containerd, pinned", len(refs))
 	if err := dockercli.Run(ctx, "stop", "-t", "30", name); err != nil {
 		return err
 	}
