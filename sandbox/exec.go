@@ -56,8 +56,21 @@ func (m *Manager) AttachCommand(ctx context.Context, name, node string) (*exec.C
 	if err != nil {
 		return nil, err
 	}
+	return attachCommand(n), nil
+}
+
+func attachCommand(n Node) *exec.Cmd {
 	return exec.Command(dockercli.Binary, "exec", "-it", "-e", "TERM=xterm-256color", "-w", "/root",
-		n.Container, "bash", "-l"), nil
+		n.Container, "bash", "-l")
+}
+
+// AttachCommand returns the command that runs a login shell in a node.
+func (t *Target) AttachCommand(ctx context.Context, node string) (*exec.Cmd, error) {
+	n, err := t.node(ctx, node)
+	if err != nil {
+		return nil, err
+	}
+	return attachCommand(n), nil
 }
 
 func (m *Manager) node(ctx context.Context, name, alias string) (Node, error) {

@@ -6,10 +6,14 @@ package testenv
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/podpath/podpath/internal/dockercli"
 )
@@ -59,4 +63,45 @@ func Command(t testing.TB, name string) string {
 		Missing(t, "%s is not installed", name)
 	}
 	return p
+}
+
+// DefaultDatabaseURL is where tests find Postgres unless DATABASE_URL says
+// otherwise; scripts/start-services creates that role and database.
+const DefaultDatabaseURL = "postgres://podpath:podpath@localhost:5432/podpath"
+
+// Postgres creates an empty database for the test, dropped afterwards, and
+// returns its URL. The role in DATABASE_URL needs CREATEDB.
+func Postgres(t testing.TB) string {
+	t.Helper()
+	admin := os.Getenv("DATABASE_URL")
+	if admin == "" {
+		admin = DefaultDatabaseURL
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		Missing(t, "Postgres at %s: %v (scripts/start-services starts it)", admin, err)
+		return ""
+	}
+	defer conn.Close(context.Background())
+	name := fmt.Sprintf("podpath_test_%d_%d", time.Now().UnixNano(), rand.IntN(1000))
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("create test database (the role needs CREATEDB): %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		c, err := pgx.Connect(ctx, admin)
+		if err != nil {
+			return
+		}
+		defer c.Close(ctx)
+		_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	})
+	cfg, err := pgx.ParseConfig(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("postgres://%s:%s@%s:%d/%s", cfg.User, cfg.Password, cfg.Host, cfg.Port, name)
 }

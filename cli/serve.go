@@ -1,0 +1,221 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/sandbox"
+	"github.com/podpath/podpath/server"
+	"github.com/podpath/podpath/store"
+)
+
+func serveCmd() *cobra.Command {
+	cfg := server.DefaultConfig()
+	var logLevel string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the podpath web server (applies database migrations first)",
+		Long:  "Runs the web server. Every flag has a PODPATH_* environment variable; see `podpath serve --help` and the README.\n\n" + envHelp(),
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log := newLogger(logLevel)
+			ctx := cmd.Context()
+			all, problems := labs.Catalog(cfg.LabDirs...)
+			if len(problems) > 0 {
+				return fmt.Errorf("the labs have problems (podpath labs validate shows them):\n%w", problems)
+			}
+			st, err := openMigrated(ctx, cfg.DatabaseURL, log)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			mgr := sandbox.NewManager(sandbox.WithNodeImage(cfg.NodeImage), sandbox.WithLogger(log.With("component", "sandbox")))
+			srv, err := server.New(cfg, server.Deps{Store: st, Sandboxes: mgr, Labs: all, Log: log})
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", cfg.Listen)
+			if err != nil {
+				return fmt.Errorf("listen on %s: %w (PODPATH_LISTEN)", cfg.Listen, err)
+			}
+			url := cfg.PublicURL
+			if url == "" {
+				url = "http://" + displayAddr(ln.Addr().String())
+			}
+			log.Info("podpath is serving", "url", url, "labs", len(all), "nodeImage", cfg.NodeImage)
+			fmt.Fprintf(cmd.OutOrStdout(), "podpath is up: open %s\n", url)
+			return srv.Run(ctx, ln)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Listen, "listen", cfg.Listen, "address to listen on (PODPATH_LISTEN)")
+	f.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "URL learners use (PODPATH_PUBLIC_URL)")
+	f.StringVar(&cfg.DatabaseURL, "database-url", cfg.DatabaseURL, "Postgres connection string (DATABASE_URL)")
+	f.StringVar(&cfg.NodeImage, "node-image", cfg.NodeImage, "node image for learner clusters (PODPATH_NODE_IMAGE)")
+	f.StringSliceVar(&cfg.LabDirs, "labs", cfg.LabDirs, "extra lab folders (PODPATH_LABS)")
+	f.Float64Var(&cfg.CapacityCPU, "capacity-cpu", cfg.CapacityCPU, "CPU cores learner clusters may use (PODPATH_CAPACITY_CPU)")
+	f.IntVar(&cfg.CapacityMemory, "capacity-memory", cfg.CapacityMemory, "MiB of memory learner clusters may use (PODPATH_CAPACITY_MEMORY)")
+	f.IntVar(&cfg.ProvisionConcurrency, "provision-concurrency", cfg.ProvisionConcurrency, "clusters created at once (PODPATH_PROVISION_CONCURRENCY)")
+	f.DurationVar(&cfg.IdleTimeout, "idle-timeout", cfg.IdleTimeout, "end idle sessions after (PODPATH_IDLE_TIMEOUT)")
+	f.DurationVar(&cfg.MaxLifetime, "max-lifetime", cfg.MaxLifetime, "end sessions this long after they start (PODPATH_MAX_LIFETIME)")
+	f.DurationVar(&cfg.HibernateAfter, "hibernate-after", cfg.HibernateAfter, "freeze idle clusters after (PODPATH_HIBERNATE_AFTER)")
+	f.DurationVar(&cfg.Extension, "extension", cfg.Extension, "what extend adds (PODPATH_EXTENSION)")
+	f.IntVar(&cfg.MaxExtensions, "max-extensions", cfg.MaxExtensions, "how often a session can be extended (PODPATH_MAX_EXTENSIONS)")
+	f.DurationVar(&cfg.WarnBefore, "warn-before", cfg.WarnBefore, "warn this long before a session ends (PODPATH_WARN_BEFORE)")
+	f.BoolVar(&cfg.AllowSignup, "allow-signup", cfg.AllowSignup, "let anyone create a learner account (PODPATH_ALLOW_SIGNUP)")
+	f.StringVar(&logLevel, "log-level", envOr("PODPATH_LOG_LEVEL", "info"), "debug, info, warn or error (PODPATH_LOG_LEVEL)")
+	return cmd
+}
+
+func envHelp() string {
+	var b strings.Builder
+	b.WriteString("Environment variables (default):\n")
+	for _, v := range server.EnvVars {
+		fmt.Fprintf(&b, "  %-30s %s (%s)\n", v[0], v[2], v[1])
+	}
+	return b.String()
+}
+
+func displayAddr(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if host == "" || host == "::" || host == "0.0.0.0" {
+		if h, err := os.Hostname(); err == nil {
+			host = h
+		} else {
+			host = "localhost"
+		}
+	}
+	return net.JoinHostPort(host, port)
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func newLogger(level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+}
+
+// openMigrated connects and brings the schema up to date, refusing a schema
+// newer than this binary.
+func openMigrated(ctx context.Context, url string, log *slog.Logger) (*store.Store, error) {
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	from, to, err := st.Migrate(ctx)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	if from != to {
+		log.Info("database migrated", "from", from, "to", to)
+	}
+	return st, nil
+}
+
+func migrateCmd() *cobra.Command {
+	url := server.DefaultConfig().DatabaseURL
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply the database migrations this binary carries",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := store.Open(cmd.Context(), url)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			from, to, err := st.Migrate(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if from == to {
+				fmt.Fprintf(cmd.OutOrStdout(), "database schema is at version %d; nothing to do\n", to)
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "database schema migrated from version %d to %d\n", from, to)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&url, "database-url", url, "Postgres connection string (DATABASE_URL)")
+	return cmd
+}
+
+func userCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "user", Short: "Manage accounts"}
+	url := server.DefaultConfig().DatabaseURL
+	var email, name, password, role string
+	var admin bool
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Create an account (--admin makes an admin; the password comes from --password or PODPATH_PASSWORD)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if admin {
+				role = store.RoleAdmin
+			}
+			if role != store.RoleLearner && role != store.RoleInstructor && role != store.RoleAdmin {
+				return fmt.Errorf("role must be learner, instructor or admin, not %q", role)
+			}
+			if password == "" {
+				password = os.Getenv("PODPATH_PASSWORD")
+			}
+			e, err := server.ValidateEmail(email)
+			if err != nil {
+				return err
+			}
+			if err := server.ValidatePassword(password); err != nil {
+				return fmt.Errorf("%w (give it with --password or PODPATH_PASSWORD)", err)
+			}
+			if name == "" {
+				name = strings.SplitN(e, "@", 2)[0]
+			}
+			st, err := openMigrated(cmd.Context(), url, newLogger("warn"))
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			hash, err := server.HashPassword(password)
+			if err != nil {
+				return err
+			}
+			u, err := st.CreateUser(cmd.Context(), e, name, hash, role)
+			if errors.Is(err, store.ErrEmailTaken) {
+				return fmt.Errorf("an account with email %s exists", e)
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "created %s %s (id %d)\n", u.Role, u.Email, u.ID)
+			return nil
+		},
+	}
+	create.Flags().StringVar(&email, "email", "", "email to sign in with")
+	create.Flags().StringVar(&name, "name", "", "display name")
+	create.Flags().StringVar(&password, "password", "", "password (or PODPATH_PASSWORD)")
+	create.Flags().StringVar(&role, "role", store.RoleLearner, "learner, instructor or admin")
+	create.Flags().BoolVar(&admin, "admin", false, "make the account an admin")
+	create.Flags().StringVar(&url, "database-url", url, "Postgres connection string (DATABASE_URL)")
+	_ = create.MarkFlagRequired("email")
+	cmd.AddCommand(create)
+	return cmd
+}

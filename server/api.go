@@ -1,0 +1,548 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/sandbox/nodeimage"
+	"github.com/podpath/podpath/store"
+)
+
+// bindJSON decodes a JSON body into v, rejecting unknown fields and
+// trailing data with a message that says what was wrong.
+func bindJSON(c echo.Context, v any) error {
+	ct := c.Request().Header.Get("Content-Type")
+	if !strings.HasPrefix(ct, "application/json") {
+		return apiError(http.StatusUnsupportedMediaType, "send a JSON body with Content-Type: application/json")
+	}
+	dec := json.NewDecoder(io.LimitReader(c.Request().Body, 64*1024))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.Is(err, io.EOF):
+			return apiError(http.StatusBadRequest, "the request body is empty; send a JSON object")
+		case errors.As(err, &se):
+			return apiError(http.StatusBadRequest, fmt.Sprintf("malformed JSON at byte %d: %v", se.Offset, err))
+		case errors.As(err, &te):
+			return apiError(http.StatusBadRequest, fmt.Sprintf("field %q must be a %s", te.Field, te.Type))
+		case strings.HasPrefix(err.Error(), "json: unknown field"):
+			return apiError(http.StatusBadRequest, strings.TrimPrefix(err.Error(), "json: ")+" in the request")
+		}
+		return apiError(http.StatusBadRequest, "malformed JSON: "+err.Error())
+	}
+	if dec.More() {
+		return apiError(http.StatusBadRequest, "the request body must be one JSON object")
+	}
+	return nil
+}
+
+type credentials struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+	Name     string `json:"name,omitempty"`
+}
+
+type authResponse struct {
+	User      *store.User `json:"user"`
+	Token     string      `json:"token"`
+	CSRFToken string      `json:"csrfToken"`
+}
+
+func (s *Server) authResponse(c echo.Context, status int, u *store.User, token string) error {
+	ws, err := s.store.WebSessionByToken(c.Request().Context(), hashToken(token))
+	if err != nil {
+		return err
+	}
+	return c.JSON(status, authResponse{User: u, Token: token, CSRFToken: ws.CSRFToken})
+}
+
+func (s *Server) apiSignup(c echo.Context) error {
+	var cr credentials
+	if err := bindJSON(c, &cr); err != nil {
+		return err
+	}
+	u, token, err := s.signup(c, cr.Email, cr.Name, cr.Password)
+	if err != nil {
+		return err
+	}
+	return s.authResponse(c, http.StatusCreated, u, token)
+}
+
+func (s *Server) apiLogin(c echo.Context) error {
+	var cr credentials
+	if err := bindJSON(c, &cr); err != nil {
+		return err
+	}
+	if cr.Email == "" || cr.Password == "" {
+		return apiError(http.StatusBadRequest, "send email and password")
+	}
+	u, token, err := s.login(c, cr.Email, cr.Password)
+	if errors.Is(err, errBadLogin) {
+		return apiError(http.StatusUnauthorized, err.Error())
+	}
+	if err != nil {
+		return err
+	}
+	return s.authResponse(c, http.StatusOK, u, token)
+}
+
+func (s *Server) apiLogout(c echo.Context) error {
+	s.logout(c)
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) apiMe(c echo.Context) error {
+	u := currentUser(c)
+	out := map[string]any{"user": u, "csrfToken": currentWebSession(c).CSRFToken}
+	if sess, err := s.store.ActiveLabSession(c.Request().Context(), u.ID); err == nil {
+		out["activeSession"] = map[string]string{"id": sess.ID.String(), "labId": sess.LabID}
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// lang picks the page language: ?lang=, then the lang cookie, then the
+// browser's Accept-Language; English otherwise.
+func lang(c echo.Context) string {
+	if l := c.QueryParam("lang"); l == "en" || l == "zh" {
+		return l
+	}
+	if ck, err := c.Cookie("lang"); err == nil && (ck.Value == "en" || ck.Value == "zh") {
+		return ck.Value
+	}
+	if strings.HasPrefix(strings.ToLower(c.Request().Header.Get("Accept-Language")), "zh") {
+		return "zh"
+	}
+	return "en"
+}
+
+// LabView is a lab as the API shows it.
+type LabView struct {
+	ID      string     `json:"id"`
+	Order   int        `json:"order"`
+	Title   string     `json:"title"`
+	Summary string     `json:"summary"`
+	Level   string     `json:"level"`
+	Minutes int        `json:"minutes"`
+	Workers int        `json:"workers"`
+	Steps   []StepBase `json:"steps"`
+}
+
+// StepBase names a step and the layers it touches.
+type StepBase struct {
+	ID     string   `json:"id"`
+	Title  string   `json:"title"`
+	Layers []string `json:"layers"`
+}
+
+func labView(l *labs.Lab, lg string) LabView {
+	v := LabView{ID: l.ID, Order: l.Order, Title: l.Title.In(lg), Summary: l.Summary.In(lg), Level: l.Level, Minutes: l.Minutes, Workers: l.Cluster.Workers}
+	for _, st := range l.Steps {
+		v.Steps = append(v.Steps, StepBase{ID: st.ID, Title: st.Title.In(lg), Layers: st.Layers})
+	}
+	return v
+}
+
+func (s *Server) apiLabs(c echo.Context) error {
+	lg := lang(c)
+	out := make([]LabView, 0, len(s.labs))
+	for _, l := range s.labs {
+		out = append(out, labView(l, lg))
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) findLab(id string) (*labs.Lab, error) {
+	l := labs.Find(s.labs, id)
+	if l == nil {
+		return nil, apiError(http.StatusNotFound, fmt.Sprintf("no lab %q; GET /api/labs lists them", id))
+	}
+	return l, nil
+}
+
+func (s *Server) apiLab(c echo.Context) error {
+	l, err := s.findLab(c.Param("lab"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, labView(l, lang(c)))
+}
+
+func (s *Server) apiStart(c echo.Context) error {
+	l, err := s.findLab(c.Param("lab"))
+	if err != nil {
+		return err
+	}
+	sess, err := s.platform.Start(c.Request().Context(), currentUser(c), l)
+	if errors.Is(err, store.ErrActiveSession) {
+		active, aerr := s.store.ActiveLabSession(c.Request().Context(), currentUser(c).ID)
+		if aerr != nil {
+			return aerr
+		}
+		return &apiErr{Status: http.StatusConflict,
+			Message: fmt.Sprintf("you already have an active session of lab %s: resume it, or end it (DELETE /api/sessions/%s) before starting another", active.LabID, active.ID),
+			Extra:   map[string]any{"activeSession": map[string]string{"id": active.ID.String(), "labId": active.LabID}}}
+	}
+	if err != nil {
+		return err
+	}
+	view, err := s.sessionView(c, sess)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, view)
+}
+
+// ownSession loads the session named in the path and checks it belongs to
+// the signed-in user. Someone else's session is "not found".
+func (s *Server) ownSession(c echo.Context) (*store.LabSession, error) {
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return nil, apiError(http.StatusBadRequest, fmt.Sprintf("%q is not a session id (a UUID)", c.Param("id")))
+	}
+	sess, err := s.store.LabSession(c.Request().Context(), id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && sess.UserID != currentUser(c).ID) {
+		return nil, apiError(http.StatusNotFound, "no such session")
+	}
+	return sess, err
+}
+
+func (s *Server) activeSession(c echo.Context) (*store.LabSession, error) {
+	sess, err := s.ownSession(c)
+	if err != nil {
+		return nil, err
+	}
+	if sess.State != store.SessionActive {
+		return nil, apiError(http.StatusGone, "this session has ended; start the lab again")
+	}
+	return sess, nil
+}
+
+// SessionView is a lab session as the API shows it.
+type SessionView struct {
+	ID               string       `json:"id"`
+	LabID            string       `json:"labId"`
+	LabTitle         string       `json:"labTitle"`
+	State            string       `json:"state"`
+	EndReason        *string      `json:"endReason,omitempty"`
+	CreatedAt        time.Time    `json:"createdAt"`
+	LastActivityAt   time.Time    `json:"lastActivityAt"`
+	ExpiresAt        time.Time    `json:"expiresAt"`
+	IdleDeadline     time.Time    `json:"idleDeadline"`
+	Deadline         time.Time    `json:"deadline"`
+	Extensions       int          `json:"extensions"`
+	MaxExtensions    int          `json:"maxExtensions"`
+	WarnBeforeSecond int          `json:"warnBeforeSeconds"`
+	Sandbox          SandboxView  `json:"sandbox"`
+	Steps            []StepStatus `json:"steps"`
+	CurrentStep      string       `json:"currentStep"`
+}
+
+// SandboxView is a session's cluster.
+type SandboxView struct {
+	Name          string          `json:"name"`
+	State         string          `json:"state"`
+	Error         *string         `json:"error,omitempty"`
+	Progress      json.RawMessage `json:"progress"`
+	Nodes         json.RawMessage `json:"nodes"`
+	QueuePosition int             `json:"queuePosition,omitempty"`
+}
+
+// StepStatus is a step with its status for this session.
+type StepStatus struct {
+	StepBase
+	Status      string `json:"status"`
+	Attempts    int    `json:"attempts"`
+	NeedsAnswer bool   `json:"needsAnswer,omitempty"`
+	AnswerLabel string `json:"answerLabel,omitempty"`
+	NoSkip      bool   `json:"noSkip,omitempty"`
+}
+
+func (s *Server) sessionView(c echo.Context, sess *store.LabSession) (*SessionView, error) {
+	ctx := c.Request().Context()
+	lg := lang(c)
+	v := &SessionView{
+		ID: sess.ID.String(), LabID: sess.LabID, State: sess.State, EndReason: sess.EndReason,
+		CreatedAt: sess.CreatedAt, LastActivityAt: sess.LastActivityAt, ExpiresAt: sess.ExpiresAt,
+		IdleDeadline: sess.IdleDeadline(), Deadline: sess.Deadline(), Extensions: sess.Extensions,
+		MaxExtensions: s.cfg.MaxExtensions, WarnBeforeSecond: int(s.cfg.WarnBefore.Seconds()),
+	}
+	sb, err := s.store.SandboxOf(ctx, sess.ID)
+	if err != nil {
+		return nil, err
+	}
+	v.Sandbox = SandboxView{Name: sb.Name, State: sb.State, Error: sb.Error, Progress: sb.Progress, Nodes: sb.Nodes,
+		QueuePosition: s.platform.capacity.position(sb.Name)}
+	statuses, err := s.store.StepStatuses(ctx, sess.ID)
+	if err != nil {
+		return nil, err
+	}
+	l := labs.Find(s.labs, sess.LabID)
+	if l == nil {
+		v.LabTitle = sess.LabID
+		return v, nil
+	}
+	v.LabTitle = l.Title.In(lg)
+	for _, st := range l.Steps {
+		status := statuses[st.ID]
+		ss := StepStatus{StepBase: StepBase{ID: st.ID, Title: st.Title.In(lg), Layers: st.Layers},
+			Status: status.Status, Attempts: status.Attempts, NeedsAnswer: st.NeedsAnswer(), NoSkip: st.NoSkip}
+		if ss.Status == "" {
+			ss.Status = store.StepPending
+		}
+		if ss.NeedsAnswer {
+			ss.AnswerLabel = st.Answer.In(lg)
+		}
+		if v.CurrentStep == "" && ss.Status != store.StepPassed && ss.Status != store.StepSkipped {
+			v.CurrentStep = st.ID
+		}
+		v.Steps = append(v.Steps, ss)
+	}
+	return v, nil
+}
+
+func (s *Server) apiSessions(c echo.Context) error {
+	list, err := s.store.UserLabSessions(c.Request().Context(), currentUser(c).ID, 50)
+	if err != nil {
+		return err
+	}
+	out := make([]*SessionView, 0, len(list))
+	for _, sess := range list {
+		v, err := s.sessionView(c, sess)
+		if err != nil {
+			return err
+		}
+		out = append(out, v)
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) apiSession(c echo.Context) error {
+	sess, err := s.ownSession(c)
+	if err != nil {
+		return err
+	}
+	v, err := s.sessionView(c, sess)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, v)
+}
+
+// StepView is a step's text and status.
+type StepView struct {
+	StepStatus
+	HTML        string         `json:"html"`
+	LastAttempt *store.Attempt `json:"lastAttempt,omitempty"`
+}
+
+func (s *Server) apiStep(c echo.Context) error {
+	sess, err := s.ownSession(c)
+	if err != nil {
+		return err
+	}
+	v, err := s.stepView(c, sess, c.Param("step"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, v)
+}
+
+func (s *Server) stepView(c echo.Context, sess *store.LabSession, stepID string) (*StepView, error) {
+	ctx := c.Request().Context()
+	lg := lang(c)
+	l, err := s.findLab(sess.LabID)
+	if err != nil {
+		return nil, err
+	}
+	var step *labs.Step
+	for i := range l.Steps {
+		if l.Steps[i].ID == stepID {
+			step = &l.Steps[i]
+		}
+	}
+	if step == nil {
+		return nil, apiError(http.StatusNotFound, fmt.Sprintf("lab %s has no step %q", l.ID, stepID))
+	}
+	html, err := s.renderStep(ctx, sess, l, step.Body.In(lg), lg)
+	if err != nil {
+		return nil, err
+	}
+	statuses, err := s.store.StepStatuses(ctx, sess.ID)
+	if err != nil {
+		return nil, err
+	}
+	st := statuses[step.ID]
+	v := &StepView{StepStatus: StepStatus{StepBase: StepBase{ID: step.ID, Title: step.Title.In(lg), Layers: step.Layers},
+		Status: st.Status, Attempts: st.Attempts, NeedsAnswer: step.NeedsAnswer(), NoSkip: step.NoSkip}, HTML: html}
+	if v.Status == "" {
+		v.Status = store.StepPending
+	}
+	if v.NeedsAnswer {
+		v.AnswerLabel = step.Answer.In(lg)
+	}
+	if a, err := s.store.LastAttempt(ctx, sess.ID, step.ID); err == nil {
+		v.LastAttempt = a
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	return v, nil
+}
+
+// templateData is what step text may refer to: the learner's real cluster.
+func (s *Server) templateData(sbName string, l *labs.Lab) labs.TemplateData {
+	d := labs.SampleData(l)
+	d.Cluster = sbName
+	d.Images = labs.Images{Nginx: nodeimage.NginxImage, Tools: nodeimage.ToolsImage}
+	return d
+}
+
+type checkRequest struct {
+	Answer *string `json:"answer,omitempty"`
+}
+
+func (s *Server) apiCheck(c echo.Context) error {
+	sess, err := s.activeSession(c)
+	if err != nil {
+		return err
+	}
+	var req checkRequest
+	if c.Request().ContentLength != 0 {
+		if err := bindJSON(c, &req); err != nil {
+			return err
+		}
+	}
+	answer := ""
+	if req.Answer != nil {
+		answer = strings.TrimSpace(*req.Answer)
+		if len(answer) > 2000 {
+			return apiError(http.StatusBadRequest, "the answer is too long (2000 characters at most)")
+		}
+	}
+	a, err := s.platform.Attempt(c.Request().Context(), sess, c.Param("step"), answer, false)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, a)
+}
+
+func (s *Server) apiSolve(c echo.Context) error {
+	sess, err := s.activeSession(c)
+	if err != nil {
+		return err
+	}
+	a, err := s.platform.Attempt(c.Request().Context(), sess, c.Param("step"), "", true)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, a)
+}
+
+func (s *Server) apiExtend(c echo.Context) error {
+	sess, err := s.activeSession(c)
+	if err != nil {
+		return err
+	}
+	ext, err := s.store.ExtendLabSession(c.Request().Context(), sess.ID, s.cfg.Extension, s.cfg.MaxExtensions)
+	if errors.Is(err, store.ErrNotFound) {
+		return apiError(http.StatusConflict, fmt.Sprintf("this session was already extended %d times, the most allowed", s.cfg.MaxExtensions))
+	}
+	if err != nil {
+		return err
+	}
+	_ = s.platform.ensureAwake(c.Request().Context(), sess.ID)
+	v, err := s.sessionView(c, ext)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, v)
+}
+
+func (s *Server) apiRetry(c echo.Context) error {
+	sess, err := s.activeSession(c)
+	if err != nil {
+		return err
+	}
+	if err := s.platform.Retry(c.Request().Context(), sess); err != nil {
+		return err
+	}
+	v, err := s.sessionView(c, sess)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, v)
+}
+
+func (s *Server) apiEnd(c echo.Context) error {
+	sess, err := s.ownSession(c)
+	if err != nil {
+		return err
+	}
+	if sess.State == store.SessionActive {
+		if err := s.platform.End(c.Request().Context(), sess, "ended by the learner"); err != nil {
+			return err
+		}
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// apiEvents streams the session's events as server-sent events. The first
+// event is the whole session, so a client needs nothing else to start.
+func (s *Server) apiEvents(c echo.Context) error {
+	sess, err := s.ownSession(c)
+	if err != nil {
+		return err
+	}
+	events, cancel := s.platform.hub.subscribe(sess.ID)
+	defer cancel()
+	view, err := s.sessionView(c, sess)
+	if err != nil {
+		return err
+	}
+	w := c.Response()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	write := func(e Event) error {
+		b, err := json.Marshal(e.Data)
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.Type, b); err != nil {
+			return err
+		}
+		w.Flush()
+		return nil
+	}
+	if err := write(Event{Type: "session", Data: view}); err != nil {
+		return nil
+	}
+	keepalive := time.NewTicker(20 * time.Second)
+	defer keepalive.Stop()
+	for {
+		select {
+		case <-c.Request().Context().Done():
+			return nil
+		case e := <-events:
+			if err := write(e); err != nil {
+				return nil
+			}
+		case <-keepalive.C:
+			if _, err := fmt.Fprint(w, ": keepalive\n\n"); err != nil {
+				return nil
+			}
+			w.Flush()
+		}
+	}
+}

@@ -1,0 +1,302 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"net"
+	"net/http"
+	"net/mail"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+	"golang.org/x/crypto/bcrypt"
+	"golang.org/x/time/rate"
+
+	"github.com/podpath/podpath/store"
+)
+
+// sessionCookie holds the sign-in token; the database keeps its hash only.
+const sessionCookie = "podpath_session"
+
+// csrfHeader carries the CSRF token on cookie-authenticated API writes.
+const csrfHeader = "X-CSRF-Token"
+
+type ctxKey int
+
+const (
+	keyUser ctxKey = iota
+	keySession
+)
+
+// HashPassword hashes a password with bcrypt.
+func HashPassword(pw string) (string, error) {
+	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.DefaultCost)
+	return string(h), err
+}
+
+// ValidatePassword says what is wrong with a new password.
+func ValidatePassword(pw string) error {
+	switch n := utf8.RuneCountInString(pw); {
+	case n < 8:
+		return errors.New("the password needs at least 8 characters")
+	case len(pw) > 72:
+		return errors.New("the password can have at most 72 bytes")
+	}
+	return nil
+}
+
+// ValidateEmail normalises an email address or says what is wrong with it.
+func ValidateEmail(email string) (string, error) {
+	email = strings.TrimSpace(email)
+	a, err := mail.ParseAddress(email)
+	if err != nil || a.Address != email || !strings.Contains(email, "@") || len(email) > 254 {
+		return "", errors.New("enter an email address like ada@example.com")
+	}
+	return email, nil
+}
+
+func randomToken(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func hashToken(token string) []byte {
+	sum := sha256.Sum256([]byte(token))
+	return sum[:]
+}
+
+// startWebSession signs the user in: a new random token in an HttpOnly,
+// SameSite=Lax cookie (Secure behind TLS).
+func (s *Server) startWebSession(c echo.Context, u *store.User) (token string, err error) {
+	token = randomToken(32)
+	expires := time.Now().Add(s.cfg.SessionTTL)
+	if err := s.store.CreateWebSession(c.Request().Context(), hashToken(token), u.ID, randomToken(24), expires); err != nil {
+		return "", err
+	}
+	_ = s.store.TouchLogin(c.Request().Context(), u.ID)
+	c.SetCookie(&http.Cookie{
+		Name: sessionCookie, Value: token, Path: "/", Expires: expires,
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secure(c),
+	})
+	return token, nil
+}
+
+func (s *Server) secure(c echo.Context) bool {
+	return s.cfg.SecureCookies || c.Request().TLS != nil || c.Request().Header.Get("X-Forwarded-Proto") == "https"
+}
+
+// authenticate finds the signed-in user from the session cookie or an
+// "Authorization: Bearer <token>" header, and puts it in the context.
+func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		token, bearer := "", false
+		if h := c.Request().Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
+			token, bearer = strings.TrimPrefix(h, "Bearer "), true
+		} else if ck, err := c.Cookie(sessionCookie); err == nil {
+			token = ck.Value
+		}
+		if token != "" && len(token) < 200 {
+			ws, err := s.store.WebSessionByToken(c.Request().Context(), hashToken(token))
+			if err == nil {
+				c.Set("user", ws.User)
+				c.Set("websession", ws)
+				c.Set("bearer", bearer)
+				ctx := context.WithValue(c.Request().Context(), keyUser, ws.User)
+				c.SetRequest(c.Request().WithContext(ctx))
+			} else if !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+		}
+		return next(c)
+	}
+}
+
+func currentUser(c echo.Context) *store.User {
+	u, _ := c.Get("user").(*store.User)
+	return u
+}
+
+func currentWebSession(c echo.Context) *store.WebSession {
+	ws, _ := c.Get("websession").(*store.WebSession)
+	return ws
+}
+
+// requireUserAPI answers 401 JSON when nobody is signed in, and checks the
+// CSRF token on cookie-authenticated writes.
+func (s *Server) requireUserAPI(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if currentUser(c) == nil {
+			return apiError(http.StatusUnauthorized, "sign in first: POST /api/login with your email and password")
+		}
+		if isWrite(c.Request().Method) && c.Get("bearer") != true {
+			ws := currentWebSession(c)
+			got := c.Request().Header.Get(csrfHeader)
+			if subtle.ConstantTimeCompare([]byte(got), []byte(ws.CSRFToken)) != 1 {
+				return apiError(http.StatusForbidden, "missing or wrong "+csrfHeader+" header: send the csrfToken from /api/me with cookie-authenticated writes, or use Authorization: Bearer")
+			}
+		}
+		return next(c)
+	}
+}
+
+// requireUserPage redirects to the sign-in page when nobody is signed in.
+func (s *Server) requireUserPage(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if currentUser(c) == nil {
+			return c.Redirect(http.StatusSeeOther, "/login?next="+c.Request().URL.RequestURI())
+		}
+		return next(c)
+	}
+}
+
+// checkFormCSRF verifies the hidden csrf field of a form post.
+func checkFormCSRF(c echo.Context) error {
+	ws := currentWebSession(c)
+	if ws == nil {
+		return echo.NewHTTPError(http.StatusForbidden, "sign in again")
+	}
+	if subtle.ConstantTimeCompare([]byte(c.FormValue("csrf")), []byte(ws.CSRFToken)) != 1 {
+		return echo.NewHTTPError(http.StatusForbidden, "this form expired; reload the page and try again")
+	}
+	return nil
+}
+
+func isWrite(method string) bool {
+	return method != http.MethodGet && method != http.MethodHead && method != http.MethodOptions
+}
+
+// loginLimiter rate-limits sign-in attempts per client address and per
+// email, so guessing passwords is slow.
+type loginLimiter struct {
+	mu      sync.Mutex
+	buckets map[string]*limiterEntry
+	rate    rate.Limit
+	burst   int
+}
+
+type limiterEntry struct {
+	l    *rate.Limiter
+	seen time.Time
+}
+
+func newLoginLimiter(perMinute, burst int) *loginLimiter {
+	return &loginLimiter{buckets: map[string]*limiterEntry{}, rate: rate.Limit(float64(perMinute) / 60), burst: burst}
+}
+
+// allow takes a token from every key's bucket; all must have one.
+func (l *loginLimiter) allow(keys ...string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	ok := true
+	for _, k := range keys {
+		e := l.buckets[k]
+		if e == nil {
+			e = &limiterEntry{l: rate.NewLimiter(l.rate, l.burst)}
+			l.buckets[k] = e
+		}
+		e.seen = now
+		if !e.l.AllowN(now, 1) {
+			ok = false
+		}
+	}
+	if len(l.buckets) > 10000 {
+		for k, e := range l.buckets {
+			if now.Sub(e.seen) > 10*time.Minute {
+				delete(l.buckets, k)
+			}
+		}
+	}
+	return ok
+}
+
+func clientIP(c echo.Context) string {
+	host, _, err := net.SplitHostPort(c.Request().RemoteAddr)
+	if err != nil {
+		return c.Request().RemoteAddr
+	}
+	return host
+}
+
+// errBadLogin is the one answer to a wrong email or password.
+var errBadLogin = errors.New("wrong email or password")
+
+// login checks credentials and, when they match, signs the user in.
+func (s *Server) login(c echo.Context, email, password string) (*store.User, string, error) {
+	email = strings.TrimSpace(email)
+	if !s.limiter.allow("ip:"+clientIP(c), "email:"+strings.ToLower(email)) {
+		return nil, "", apiError(http.StatusTooManyRequests, "too many sign-in attempts; wait a minute and try again")
+	}
+	u, err := s.store.UserByEmail(c.Request().Context(), email)
+	if errors.Is(err, store.ErrNotFound) {
+		// Spend the same time as a real check, so timing does not tell
+		// which emails have accounts.
+		_ = bcrypt.CompareHashAndPassword(s.dummyHash, []byte(password))
+		return nil, "", errBadLogin
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(password)) != nil {
+		return nil, "", errBadLogin
+	}
+	token, err := s.startWebSession(c, u)
+	return u, token, err
+}
+
+// signup creates a learner account and signs it in.
+func (s *Server) signup(c echo.Context, email, name, password string) (*store.User, string, error) {
+	if !s.cfg.AllowSignup {
+		return nil, "", apiError(http.StatusForbidden, "sign-up is closed on this server; ask its admin for an account")
+	}
+	email, err := ValidateEmail(email)
+	if err != nil {
+		return nil, "", apiError(http.StatusBadRequest, err.Error())
+	}
+	name = strings.TrimSpace(name)
+	if name == "" {
+		name = strings.SplitN(email, "@", 2)[0]
+	}
+	if utf8.RuneCountInString(name) > 80 {
+		return nil, "", apiError(http.StatusBadRequest, "the name can have at most 80 characters")
+	}
+	if err := ValidatePassword(password); err != nil {
+		return nil, "", apiError(http.StatusBadRequest, err.Error())
+	}
+	if !s.limiter.allow("signup:" + clientIP(c)) {
+		return nil, "", apiError(http.StatusTooManyRequests, "too many sign-ups from here; wait a minute and try again")
+	}
+	hash, err := HashPassword(password)
+	if err != nil {
+		return nil, "", err
+	}
+	u, err := s.store.CreateUser(c.Request().Context(), email, name, hash, store.RoleLearner)
+	if errors.Is(err, store.ErrEmailTaken) {
+		return nil, "", apiError(http.StatusConflict, "an account with this email exists: sign in instead")
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	token, err := s.startWebSession(c, u)
+	return u, token, err
+}
+
+func (s *Server) logout(c echo.Context) {
+	if ck, err := c.Cookie(sessionCookie); err == nil {
+		_ = s.store.DeleteWebSession(c.Request().Context(), hashToken(ck.Value))
+	}
+	if h := c.Request().Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
+		_ = s.store.DeleteWebSession(c.Request().Context(), hashToken(strings.TrimPrefix(h, "Bearer ")))
+	}
+	c.SetCookie(&http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secure(c)})
+}

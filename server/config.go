@@ -1,0 +1,180 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is podpath serve's configuration. Every field has a flag and a
+// PODPATH_* environment variable (DATABASE_URL for the database); see
+// docs/CONFIG.md and the README.
+type Config struct {
+	// Listen is the address the HTTP server listens on.
+	Listen string
+	// PublicURL is how learners reach the server (printed, used for the
+	// websocket Origin check when set).
+	PublicURL string
+	// DatabaseURL is the Postgres connection string.
+	DatabaseURL string
+	// NodeImage is the kind node image learner clusters run.
+	NodeImage string
+	// LabDirs are extra lab folders beside the built-in labs.
+	LabDirs []string
+
+	// CapacityCPU is the CPU (in cores) learner clusters may use: a running
+	// cluster costs about 0.15 core for its control plane plus 0.05 per
+	// worker; a hibernated one costs none.
+	CapacityCPU float64
+	// CapacityMemory is the memory (in MiB) learner clusters may use,
+	// running or hibernated: about 600 MiB plus 150 MiB per worker.
+	CapacityMemory int
+	// ProvisionConcurrency is how many clusters are created at once.
+	ProvisionConcurrency int
+
+	// IdleTimeout ends a session nobody touched for this long.
+	IdleTimeout time.Duration
+	// MaxLifetime ends a session this long after it started (extend moves it).
+	MaxLifetime time.Duration
+	// Extension is how much "extend" adds, and MaxExtensions how often.
+	Extension     time.Duration
+	MaxExtensions int
+	// HibernateAfter freezes an idle session's cluster after this long.
+	HibernateAfter time.Duration
+	// WarnBefore is when the page starts warning about the end.
+	WarnBefore time.Duration
+
+	// SecureCookies marks cookies Secure; on by default when PublicURL is https.
+	SecureCookies bool
+	// SessionTTL is how long a sign-in lasts.
+	SessionTTL time.Duration
+	// AllowSignup lets anyone create a learner account.
+	AllowSignup bool
+}
+
+// DefaultConfig returns the defaults, overridden by PODPATH_* variables.
+func DefaultConfig() Config {
+	c := Config{
+		Listen:               ":8080",
+		DatabaseURL:          "postgres://podpath:podpath@localhost:5432/podpath",
+		NodeImage:            "podpath/node:latest",
+		CapacityCPU:          float64(runtime.NumCPU()) * 0.9,
+		CapacityMemory:       memTotalMiB() * 3 / 4,
+		ProvisionConcurrency: 2,
+		IdleTimeout:          30 * time.Minute,
+		MaxLifetime:          3 * time.Hour,
+		Extension:            time.Hour,
+		MaxExtensions:        3,
+		HibernateAfter:       10 * time.Minute,
+		WarnBefore:           5 * time.Minute,
+		SessionTTL:           14 * 24 * time.Hour,
+		AllowSignup:          true,
+	}
+	c.applyEnv(os.Getenv)
+	return c
+}
+
+// EnvVars documents each environment variable with its default.
+var EnvVars = [][3]string{
+	{"PODPATH_LISTEN", ":8080", "address to listen on"},
+	{"PODPATH_PUBLIC_URL", "http://<host>:<port>", "URL learners use; https here turns on Secure cookies"},
+	{"DATABASE_URL", "postgres://podpath:podpath@localhost:5432/podpath", "Postgres connection string (PODPATH_DATABASE_URL also works)"},
+	{"PODPATH_NODE_IMAGE", "podpath/node:latest", "kind node image for learner clusters"},
+	{"PODPATH_LABS", "", "extra lab folders, separated by commas"},
+	{"PODPATH_CAPACITY_CPU", "0.9 × cores", "CPU cores learner clusters may use (running clusters only)"},
+	{"PODPATH_CAPACITY_MEMORY", "¾ of RAM, in MiB", "memory learner clusters may use (running and hibernated)"},
+	{"PODPATH_PROVISION_CONCURRENCY", "2", "clusters created at once"},
+	{"PODPATH_IDLE_TIMEOUT", "30m", "end a session nobody touched for this long"},
+	{"PODPATH_MAX_LIFETIME", "3h", "end a session this long after it started"},
+	{"PODPATH_EXTENSION", "1h", "what the extend button adds"},
+	{"PODPATH_MAX_EXTENSIONS", "3", "how often a session can be extended"},
+	{"PODPATH_HIBERNATE_AFTER", "10m", "freeze an idle session's cluster after this long"},
+	{"PODPATH_WARN_BEFORE", "5m", "warn this long before a session ends"},
+	{"PODPATH_SESSION_TTL", "336h", "how long a sign-in lasts"},
+	{"PODPATH_SECURE_COOKIES", "auto", "force Secure cookies (true/false)"},
+	{"PODPATH_ALLOW_SIGNUP", "true", "let anyone create a learner account"},
+}
+
+func (c *Config) applyEnv(get func(string) string) {
+	str := func(key string, dst *string) {
+		if v := get(key); v != "" {
+			*dst = v
+		}
+	}
+	dur := func(key string, dst *time.Duration) {
+		if v := get(key); v != "" {
+			if d, err := time.ParseDuration(v); err == nil {
+				*dst = d
+			}
+		}
+	}
+	integer := func(key string, dst *int) {
+		if v := get(key); v != "" {
+			if n, err := strconv.Atoi(v); err == nil {
+				*dst = n
+			}
+		}
+	}
+	str("PODPATH_LISTEN", &c.Listen)
+	str("PODPATH_PUBLIC_URL", &c.PublicURL)
+	str("DATABASE_URL", &c.DatabaseURL)
+	str("PODPATH_DATABASE_URL", &c.DatabaseURL)
+	str("PODPATH_NODE_IMAGE", &c.NodeImage)
+	if v := get("PODPATH_LABS"); v != "" {
+		c.LabDirs = strings.Split(v, ",")
+	}
+	if v := get("PODPATH_CAPACITY_CPU"); v != "" {
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			c.CapacityCPU = f
+		}
+	}
+	integer("PODPATH_CAPACITY_MEMORY", &c.CapacityMemory)
+	integer("PODPATH_PROVISION_CONCURRENCY", &c.ProvisionConcurrency)
+	dur("PODPATH_IDLE_TIMEOUT", &c.IdleTimeout)
+	dur("PODPATH_MAX_LIFETIME", &c.MaxLifetime)
+	dur("PODPATH_EXTENSION", &c.Extension)
+	integer("PODPATH_MAX_EXTENSIONS", &c.MaxExtensions)
+	dur("PODPATH_HIBERNATE_AFTER", &c.HibernateAfter)
+	dur("PODPATH_WARN_BEFORE", &c.WarnBefore)
+	dur("PODPATH_SESSION_TTL", &c.SessionTTL)
+	c.SecureCookies = strings.HasPrefix(c.PublicURL, "https://")
+	if v := get("PODPATH_SECURE_COOKIES"); v != "" {
+		c.SecureCookies = v == "true" || v == "1"
+	}
+	if v := get("PODPATH_ALLOW_SIGNUP"); v != "" {
+		c.AllowSignup = v == "true" || v == "1"
+	}
+}
+
+// Validate says what is wrong with the configuration.
+func (c *Config) Validate() error {
+	switch {
+	case c.IdleTimeout <= 0 || c.MaxLifetime <= 0:
+		return fmt.Errorf("idle timeout and maximum lifetime must be positive")
+	case c.HibernateAfter <= 0 || c.HibernateAfter >= c.IdleTimeout:
+		return fmt.Errorf("hibernate-after (%s) must be positive and shorter than the idle timeout (%s)", c.HibernateAfter, c.IdleTimeout)
+	case c.CapacityCPU <= 0 || c.CapacityMemory <= 0:
+		return fmt.Errorf("capacity must be positive (PODPATH_CAPACITY_CPU, PODPATH_CAPACITY_MEMORY)")
+	case c.ProvisionConcurrency < 1:
+		return fmt.Errorf("provision concurrency must be at least 1")
+	}
+	return nil
+}
+
+func memTotalMiB() int {
+	raw, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 4096
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == "MemTotal:" {
+			kb, _ := strconv.Atoi(f[1])
+			return kb / 1024
+		}
+	}
+	return 4096
+}

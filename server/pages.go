@@ -1,0 +1,236 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/store"
+	"github.com/podpath/podpath/web"
+)
+
+type pages struct {
+	t map[string]*template.Template
+}
+
+var pageNames = []string{"home", "login", "signup", "session", "error", "conflict"}
+
+func newPages() (*pages, error) {
+	p := &pages{t: map[string]*template.Template{}}
+	funcs := template.FuncMap{
+		"t":     translate,
+		"text":  func(t labs.Text, lg string) string { return t.In(lg) },
+		"join":  strings.Join,
+		"lower": strings.ToLower,
+	}
+	for _, name := range pageNames {
+		t, err := template.New(name).Funcs(funcs).ParseFS(web.Templates, "templates/layout.html", "templates/"+name+".html")
+		if err != nil {
+			return nil, fmt.Errorf("page template %s: %w", name, err)
+		}
+		p.t[name] = t
+	}
+	return p, nil
+}
+
+func (p *pages) render(c echo.Context, status int, name string, data map[string]any) error {
+	var buf bytes.Buffer
+	if err := p.t[name].ExecuteTemplate(&buf, "layout", data); err != nil {
+		return err
+	}
+	return c.HTMLBlob(status, buf.Bytes())
+}
+
+func staticHandler() echo.HandlerFunc {
+	sub, _ := fs.Sub(web.Static, "static")
+	h := http.StripPrefix("/static/", http.FileServer(http.FS(sub)))
+	return func(c echo.Context) error {
+		c.Response().Header().Set("Cache-Control", "public, max-age=300")
+		h.ServeHTTP(c.Response(), c.Request())
+		return nil
+	}
+}
+
+// pageData is what every page gets: the user, the language, the CSRF token.
+func (s *Server) pageData(c echo.Context, extra map[string]any) map[string]any {
+	lg := lang(c)
+	if q := c.QueryParam("lang"); q == "en" || q == "zh" {
+		c.SetCookie(&http.Cookie{Name: "lang", Value: q, Path: "/", MaxAge: 365 * 24 * 3600, SameSite: http.SameSiteLaxMode, Secure: s.secure(c)})
+	}
+	d := map[string]any{"Lang": lg, "User": currentUser(c), "Path": c.Request().URL.Path}
+	if ws := currentWebSession(c); ws != nil {
+		d["CSRF"] = ws.CSRFToken
+	}
+	for k, v := range extra {
+		d[k] = v
+	}
+	return d
+}
+
+type labCard struct {
+	Lab    LabView
+	Active bool // the learner's active session is of this lab
+}
+
+func (s *Server) pageHome(c echo.Context) error {
+	lg := lang(c)
+	var active *store.LabSession
+	if u := currentUser(c); u != nil {
+		if a, err := s.store.ActiveLabSession(c.Request().Context(), u.ID); err == nil {
+			active = a
+		}
+	}
+	var cards []labCard
+	for _, l := range s.labs {
+		cards = append(cards, labCard{Lab: labView(l, lg), Active: active != nil && active.LabID == l.ID})
+	}
+	return s.pages.render(c, http.StatusOK, "home", s.pageData(c, map[string]any{"Labs": cards, "Active": active}))
+}
+
+func (s *Server) pageLogin(c echo.Context) error {
+	return s.pages.render(c, http.StatusOK, "login", s.pageData(c, map[string]any{"Next": safeNext(c.QueryParam("next"))}))
+}
+
+func (s *Server) pageSignup(c echo.Context) error {
+	return s.pages.render(c, http.StatusOK, "signup", s.pageData(c, map[string]any{"Next": safeNext(c.QueryParam("next")), "AllowSignup": s.cfg.AllowSignup}))
+}
+
+// safeNext keeps redirects on this site.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.Contains(next, "\\") {
+		return "/"
+	}
+	return next
+}
+
+func formMessage(err error) string {
+	var ae *apiErr
+	if errors.As(err, &ae) {
+		return ae.Message
+	}
+	return err.Error()
+}
+
+func (s *Server) formLogin(c echo.Context) error {
+	next := safeNext(c.FormValue("next"))
+	_, _, err := s.login(c, c.FormValue("email"), c.FormValue("password"))
+	if err != nil {
+		var ae *apiErr
+		if !errors.Is(err, errBadLogin) && !errors.As(err, &ae) {
+			return err
+		}
+		return s.pages.render(c, http.StatusUnauthorized, "login", s.pageData(c, map[string]any{"Error": formMessage(err), "Email": c.FormValue("email"), "Next": next}))
+	}
+	return c.Redirect(http.StatusSeeOther, next)
+}
+
+func (s *Server) formSignup(c echo.Context) error {
+	next := safeNext(c.FormValue("next"))
+	_, _, err := s.signup(c, c.FormValue("email"), c.FormValue("name"), c.FormValue("password"))
+	if err != nil {
+		var ae *apiErr
+		if !errors.As(err, &ae) {
+			return err
+		}
+		return s.pages.render(c, ae.Status, "signup", s.pageData(c, map[string]any{"Error": ae.Message, "Email": c.FormValue("email"), "Name": c.FormValue("name"), "Next": next, "AllowSignup": s.cfg.AllowSignup}))
+	}
+	return c.Redirect(http.StatusSeeOther, next)
+}
+
+func (s *Server) formLogout(c echo.Context) error {
+	if currentUser(c) != nil {
+		if err := checkFormCSRF(c); err != nil {
+			return err
+		}
+	}
+	s.logout(c)
+	return c.Redirect(http.StatusSeeOther, "/")
+}
+
+// formStart starts a lab from the catalog. With an active session of
+// another lab, it asks whether to resume that one or end it first.
+func (s *Server) formStart(c echo.Context) error {
+	if err := checkFormCSRF(c); err != nil {
+		return err
+	}
+	l, err := s.findLab(c.Param("lab"))
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	u := currentUser(c)
+	if active, err := s.store.ActiveLabSession(ctx, u.ID); err == nil {
+		if active.LabID == l.ID {
+			return c.Redirect(http.StatusSeeOther, "/sessions/"+active.ID.String())
+		}
+		if c.FormValue("replace") != "1" {
+			other := labs.Find(s.labs, active.LabID)
+			title := active.LabID
+			if other != nil {
+				title = other.Title.In(lang(c))
+			}
+			return s.pages.render(c, http.StatusConflict, "conflict", s.pageData(c, map[string]any{
+				"Active": active, "ActiveTitle": title, "Lab": labView(l, lang(c)),
+			}))
+		}
+		if err := s.platform.End(ctx, active, "replaced by another lab"); err != nil {
+			return err
+		}
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	sess, err := s.platform.Start(ctx, u, l)
+	if err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/sessions/"+sess.ID.String())
+}
+
+func (s *Server) pageSession(c echo.Context) error {
+	sess, err := s.ownSession(c)
+	if err != nil {
+		return err
+	}
+	l := labs.Find(s.labs, sess.LabID)
+	if l == nil {
+		return apiError(http.StatusGone, "lab "+sess.LabID+" is no longer installed on this server")
+	}
+	if sess.State == store.SessionActive {
+		s.platform.Touch(c.Request().Context(), sess)
+	}
+	lg := lang(c)
+	intro := ""
+	if md := l.Intro.In(lg); md != "" {
+		if intro, err = s.renderStep(c.Request().Context(), sess, l, md, lg); err != nil {
+			return err
+		}
+	}
+	return s.pages.render(c, http.StatusOK, "session", s.pageData(c, map[string]any{
+		"Session": sess, "Lab": labView(l, lg), "Intro": template.HTML(intro), "Layers": labs.Layers,
+		"Now": time.Now(),
+	}))
+}
+
+func (s *Server) formEnd(c echo.Context) error {
+	if err := checkFormCSRF(c); err != nil {
+		return err
+	}
+	sess, err := s.ownSession(c)
+	if err != nil {
+		return err
+	}
+	if sess.State == store.SessionActive {
+		if err := s.platform.End(c.Request().Context(), sess, "ended by the learner"); err != nil {
+			return err
+		}
+	}
+	return c.Redirect(http.StatusSeeOther, "/")
+}

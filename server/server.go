@@ -1,0 +1,274 @@
+// Package server is podpath's HTTP side: pages, the JSON API, sign-in,
+// server-sent events, the terminal websocket and metrics, on echo. It wires
+// the store, the sandbox manager, the labs and the grader together.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/podpath/podpath/grader"
+	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/store"
+)
+
+// Server is podpath serve.
+type Server struct {
+	cfg      Config
+	store    *store.Store
+	labs     []*labs.Lab
+	echo     *echo.Echo
+	log      *slog.Logger
+	platform *platform
+	metrics  *metrics
+	md       *markdown
+	pages    *pages
+	limiter  *loginLimiter
+	terms    *terminals
+
+	dummyHash []byte
+	ready     bool
+	readyMu   sync.Mutex
+}
+
+// Deps are what the server is built from.
+type Deps struct {
+	Store     *store.Store
+	Sandboxes Sandboxes
+	Labs      []*labs.Lab
+	Log       *slog.Logger
+}
+
+// New builds the server; Run starts it.
+func New(cfg Config, d Deps) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if d.Log == nil {
+		d.Log = slog.Default()
+	}
+	dummy, _ := bcrypt.GenerateFromPassword([]byte("podpath dummy password"), bcrypt.DefaultCost)
+	s := &Server{
+		cfg: cfg, store: d.Store, labs: d.Labs, log: d.Log,
+		metrics: newMetrics(), md: newMarkdown(), limiter: newLoginLimiter(10, 10),
+		dummyHash: dummy,
+	}
+	pg, err := newPages()
+	if err != nil {
+		return nil, err
+	}
+	s.pages = pg
+	s.terms = newTerminals(s)
+	s.platform = &platform{
+		cfg: cfg, store: d.Store, sandboxes: d.Sandboxes, labs: d.Labs, hub: newHub(),
+		capacity: newCapacity(cfg.CapacityCPU, cfg.CapacityMemory, cfg.ProvisionConcurrency),
+		metrics:  s.metrics, log: d.Log,
+		graders: map[uuid.UUID]*grader.Grader{}, checking: map[uuid.UUID]*sync.Mutex{},
+		warned: map[uuid.UUID]time.Time{}, touched: map[uuid.UUID]time.Time{}, ending: map[uuid.UUID]bool{},
+	}
+	s.platform.onEnd = s.terms.closeSession
+	s.echo = s.routes()
+	return s, nil
+}
+
+func (s *Server) routes() *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.errorHandler
+	e.Use(middleware.Recover())
+	e.Use(s.requestLog)
+	e.Use(middleware.BodyLimit("1M"))
+	e.Use(middleware.SecureWithConfig(middleware.SecureConfig{
+		XSSProtection: "0", ContentTypeNosniff: "nosniff", XFrameOptions: "SAMEORIGIN",
+		ReferrerPolicy: "same-origin",
+	}))
+	e.Use(s.authenticate)
+
+	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
+	e.GET("/readyz", s.readyz)
+	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{})))
+	e.GET("/static/*", staticHandler())
+
+	// Pages.
+	e.GET("/", s.pageHome)
+	e.GET("/signup", s.pageSignup)
+	e.POST("/signup", s.formSignup)
+	e.GET("/login", s.pageLogin)
+	e.POST("/login", s.formLogin)
+	e.POST("/logout", s.formLogout)
+	e.POST("/labs/:lab/start", s.formStart, s.requireUserPage)
+	e.GET("/sessions/:id", s.pageSession, s.requireUserPage)
+	e.POST("/sessions/:id/end", s.formEnd, s.requireUserPage)
+
+	// The JSON API; see docs/API.md.
+	api := e.Group("/api")
+	api.POST("/signup", s.apiSignup)
+	api.POST("/login", s.apiLogin)
+	api.POST("/logout", s.apiLogout)
+	api.GET("/labs", s.apiLabs)
+	api.GET("/labs/:lab", s.apiLab)
+	auth := api.Group("", s.requireUserAPI)
+	auth.GET("/me", s.apiMe)
+	auth.POST("/labs/:lab/sessions", s.apiStart)
+	auth.GET("/sessions", s.apiSessions)
+	auth.GET("/sessions/:id", s.apiSession)
+	auth.GET("/sessions/:id/events", s.apiEvents)
+	auth.GET("/sessions/:id/steps/:step", s.apiStep)
+	auth.POST("/sessions/:id/steps/:step/check", s.apiCheck)
+	auth.POST("/sessions/:id/steps/:step/solve", s.apiSolve)
+	auth.POST("/sessions/:id/extend", s.apiExtend)
+	auth.POST("/sessions/:id/retry", s.apiRetry)
+	auth.DELETE("/sessions/:id", s.apiEnd)
+	auth.GET("/sessions/:id/terminal/:node", s.apiTerminal)
+	api.Any("/*", func(c echo.Context) error {
+		return apiError(http.StatusNotFound, fmt.Sprintf("no API endpoint %s %s; see docs/API.md", c.Request().Method, c.Request().URL.Path))
+	})
+	return e
+}
+
+// Handler is the server's HTTP handler (for tests).
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Run finds the clusters of active sessions, starts the reaper and serves
+// until ctx ends, then shuts down gracefully: it stops taking requests,
+// finishes those in flight and waits for clusters being created.
+func (s *Server) Run(ctx context.Context, ln net.Listener) error {
+	baseCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	s.platform.ctx = baseCtx
+	if err := s.platform.recover(ctx); err != nil {
+		return fmt.Errorf("find the clusters of active sessions: %w", err)
+	}
+	s.setReady(true)
+	go func() {
+		t := time.NewTicker(5 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-baseCtx.Done():
+				return
+			case <-t.C:
+				s.platform.reap(baseCtx)
+				s.metrics.observeCapacity(s.platform.capacity)
+			}
+		}
+	}()
+	srv := &http.Server{Handler: s.echo, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	s.setReady(false)
+	s.log.Info("shutting down: finishing requests in flight")
+	shutCtx, done := context.WithTimeout(context.Background(), 20*time.Second)
+	defer done()
+	s.terms.closeAll()
+	err := srv.Shutdown(shutCtx)
+	cancel() // cancels provisioning; interrupted ones start over at the next start
+	s.platform.wg.Wait()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+func (s *Server) setReady(v bool) {
+	s.readyMu.Lock()
+	s.ready = v
+	s.readyMu.Unlock()
+}
+
+func (s *Server) readyz(c echo.Context) error {
+	s.readyMu.Lock()
+	ready := s.ready
+	s.readyMu.Unlock()
+	if !ready {
+		return c.String(http.StatusServiceUnavailable, "starting or stopping\n")
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
+	defer cancel()
+	if err := s.store.Ping(ctx); err != nil {
+		return c.String(http.StatusServiceUnavailable, "database: "+err.Error()+"\n")
+	}
+	return c.String(http.StatusOK, "ready\n")
+}
+
+func (s *Server) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		req := c.Request()
+		level := slog.LevelDebug
+		if c.Response().Status >= 500 {
+			level = slog.LevelError
+		}
+		s.log.Log(req.Context(), level, "request", "method", req.Method, "path", req.URL.Path,
+			"status", c.Response().Status, "ms", time.Since(start).Milliseconds())
+		return nil
+	}
+}
+
+// apiErr is an error that reaches an API client as {"error": message}.
+type apiErr struct {
+	Status  int
+	Message string
+	Extra   map[string]any
+}
+
+func (e *apiErr) Error() string { return e.Message }
+
+func apiError(status int, msg string) error { return &apiErr{Status: status, Message: msg} }
+
+func (s *Server) errorHandler(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	status, msg := http.StatusInternalServerError, "internal error; the server log has the details"
+	var extra map[string]any
+	var ae *apiErr
+	var he *echo.HTTPError
+	switch {
+	case errors.As(err, &ae):
+		status, msg, extra = ae.Status, ae.Message, ae.Extra
+	case errors.As(err, &he):
+		status = he.Code
+		msg = fmt.Sprint(he.Message)
+		if status == http.StatusRequestEntityTooLarge {
+			msg = "request body too large (limit 1 MB)"
+		}
+	default:
+		s.log.Error("request failed", "path", c.Request().URL.Path, "err", err)
+	}
+	if isAPI(c) {
+		body := map[string]any{"error": msg}
+		for k, v := range extra {
+			body[k] = v
+		}
+		_ = c.JSON(status, body)
+		return
+	}
+	_ = s.pages.render(c, status, "error", s.pageData(c, map[string]any{"Status": status, "Message": msg}))
+}
+
+func isAPI(c echo.Context) bool {
+	p := c.Request().URL.Path
+	return len(p) >= 4 && p[:4] == "/api"
+}

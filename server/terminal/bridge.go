@@ -1,0 +1,212 @@
+package terminal
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"golang.org/x/time/rate"
+)
+
+// Limits protect the server from a client that sends too much.
+type Limits struct {
+	// MaxMessage is the largest frame a client may send, in bytes.
+	MaxMessage int64
+	// MessagesPerSecond and Burst bound how many frames a client may send.
+	MessagesPerSecond float64
+	Burst             int
+}
+
+// DefaultLimits fit typing and pasting; a flood of frames is cut off.
+var DefaultLimits = Limits{MaxMessage: 64 * 1024, MessagesPerSecond: 200, Burst: 400}
+
+// Control is a JSON text frame, in either direction.
+type Control struct {
+	Type string `json:"type"`
+	// resize
+	Cols uint16 `json:"cols,omitempty"`
+	Rows uint16 `json:"rows,omitempty"`
+	// hello: bytes of replayed output that follow as binary frames
+	Node     string `json:"node,omitempty"`
+	Replayed int    `json:"replayed,omitempty"`
+	// exit
+	Code   *int   `json:"code,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// error
+	Message string `json:"message,omitempty"`
+}
+
+// Close codes the bridge uses (RFC 6455 and the 4000 range for its own).
+const (
+	CloseShellExited = 4000 // the shell ended; reattaching starts a new one
+	CloseReplaced    = 4001 // the same terminal was opened elsewhere
+)
+
+const (
+	writeWait  = 10 * time.Second
+	pingPeriod = 25 * time.Second
+	pongWait   = 60 * time.Second
+)
+
+// Serve speaks the terminal protocol on conn until the client goes away,
+// the shell exits or another client attaches. onInput is called for each
+// input frame (activity tracking); it may be nil.
+func Serve(conn *websocket.Conn, sh *Shell, node string, limits Limits, onInput func()) error {
+	defer conn.Close()
+	conn.SetReadLimit(limits.MaxMessage)
+	replay, output, replaced, detach := sh.Attach()
+	defer detach()
+
+	// One goroutine writes, as gorilla/websocket requires.
+	writes := make(chan func() error, 16)
+	writeErr := make(chan error, 1)
+	stop, writerDone := make(chan struct{}), make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(writerDone)
+		ping := time.NewTicker(pingPeriod)
+		defer ping.Stop()
+		for {
+			var err error
+			select {
+			case <-stop:
+				return
+			case w := <-writes:
+				err = w()
+			case <-ping.C:
+				conn.SetWriteDeadline(time.Now().Add(writeWait))
+				err = conn.WriteMessage(websocket.PingMessage, nil)
+			}
+			if err != nil {
+				writeErr <- err
+				return
+			}
+		}
+	}()
+	enqueue := func(w func() error) bool {
+		select {
+		case writes <- w:
+			return true
+		case <-writerDone:
+			return false
+		}
+	}
+	send := func(kind int, data []byte) {
+		enqueue(func() error {
+			conn.SetWriteDeadline(time.Now().Add(writeWait))
+			return conn.WriteMessage(kind, data)
+		})
+	}
+	sendControl := func(c Control) {
+		b, _ := json.Marshal(c)
+		send(websocket.TextMessage, b)
+	}
+	closeWith := func(code int, reason string) {
+		done := make(chan struct{})
+		if !enqueue(func() error {
+			defer close(done)
+			msg := websocket.FormatCloseMessage(code, reason)
+			return conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(writeWait))
+		}) {
+			return
+		}
+		select {
+		case <-done:
+		case <-writerDone:
+		case <-time.After(writeWait):
+		}
+	}
+
+	sendControl(Control{Type: "hello", Node: node, Replayed: len(replay)})
+	if len(replay) > 0 {
+		send(websocket.BinaryMessage, replay)
+	}
+
+	// Reader: input and control frames from the client.
+	readErr := make(chan error, 1)
+	go func() {
+		limiter := rate.NewLimiter(rate.Limit(limits.MessagesPerSecond), limits.Burst)
+		conn.SetReadDeadline(time.Now().Add(pongWait))
+		conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(time.Now().Add(pongWait)) })
+		for {
+			kind, data, err := conn.ReadMessage()
+			if err != nil {
+				readErr <- err
+				return
+			}
+			conn.SetReadDeadline(time.Now().Add(pongWait))
+			if !limiter.Allow() {
+				readErr <- errFlood
+				return
+			}
+			switch kind {
+			case websocket.BinaryMessage:
+				if onInput != nil {
+					onInput()
+				}
+				if _, err := sh.Write(data); err != nil {
+					readErr <- err
+					return
+				}
+			case websocket.TextMessage:
+				var c Control
+				if err := json.Unmarshal(data, &c); err != nil {
+					sendControl(Control{Type: "error", Message: "text frames must be JSON control messages: {\"type\":\"resize\",\"cols\":80,\"rows\":24} or {\"type\":\"ping\"}"})
+					continue
+				}
+				switch c.Type {
+				case "resize":
+					if err := sh.Resize(c.Cols, c.Rows); err != nil {
+						sendControl(Control{Type: "error", Message: fmt.Sprintf("resize to %dx%d: %v", c.Cols, c.Rows, err)})
+					}
+				case "ping":
+					sendControl(Control{Type: "pong"})
+				default:
+					sendControl(Control{Type: "error", Message: fmt.Sprintf("unknown control message %q; known: resize, ping", c.Type)})
+				}
+			}
+		}
+	}()
+
+	for {
+		select {
+		case chunk, ok := <-output:
+			if !ok {
+				select {
+				case <-sh.Done():
+					code := sh.ExitCode()
+					reason := fmt.Sprintf("the shell on %s exited with code %d", node, code)
+					sendControl(Control{Type: "exit", Code: &code, Reason: reason})
+					closeWith(CloseShellExited, reason)
+					return nil
+				case <-replaced:
+					closeWith(CloseReplaced, "this terminal was opened in another window")
+					return nil
+				default:
+					closeWith(websocket.CloseGoingAway, "the terminal fell behind; reconnect to catch up")
+					return nil
+				}
+			}
+			send(websocket.BinaryMessage, chunk)
+		case err := <-readErr:
+			var ce *websocket.CloseError
+			switch {
+			case errors.Is(err, errFlood):
+				closeWith(websocket.ClosePolicyViolation, "too many messages: slow down")
+				return err
+			case errors.Is(err, websocket.ErrReadLimit):
+				closeWith(websocket.CloseMessageTooBig, fmt.Sprintf("message larger than %d bytes", limits.MaxMessage))
+				return err
+			case errors.As(err, &ce):
+				return nil // the client closed
+			}
+			return nil
+		case err := <-writeErr:
+			return err
+		}
+	}
+}
+
+var errFlood = errors.New("client sent too many messages")

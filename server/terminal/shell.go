@@ -1,0 +1,175 @@
+// Package terminal bridges a browser's websocket to a shell under a pty.
+// A Shell outlives the websockets attached to it: a reloaded page attaches
+// again and is sent the output it missed, once. The protocol is written down
+// in docs/TERMINAL.md.
+package terminal
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+
+	"github.com/creack/pty"
+)
+
+// ReplaySize is how much recent output a Shell keeps for a reattaching client.
+const ReplaySize = 64 * 1024
+
+// Shell is a process under a pty with a buffer of its recent output and at
+// most one attached client.
+type Shell struct {
+	cmd *exec.Cmd
+	pty *os.File
+
+	mu       sync.Mutex
+	ring     []byte // the last ReplaySize bytes of output
+	client   chan []byte
+	detached chan struct{} // closed when the current client is replaced
+	done     chan struct{}
+	exitCode int
+	exitErr  error
+}
+
+// Start runs cmd under a new pty of the given size.
+func Start(cmd *exec.Cmd, cols, rows uint16) (*Shell, error) {
+	if cols == 0 || rows == 0 {
+		cols, rows = 80, 24
+	}
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: cols, Rows: rows})
+	if err != nil {
+		return nil, err
+	}
+	s := &Shell{cmd: cmd, pty: f, done: make(chan struct{})}
+	go s.readLoop()
+	return s, nil
+}
+
+func (s *Shell) readLoop() {
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := s.pty.Read(buf)
+		if n > 0 {
+			chunk := make([]byte, n)
+			copy(chunk, buf[:n])
+			s.mu.Lock()
+			s.ring = append(s.ring, chunk...)
+			if over := len(s.ring) - ReplaySize; over > 0 {
+				s.ring = append(s.ring[:0:0], s.ring[over:]...)
+			}
+			if s.client != nil {
+				select {
+				case s.client <- chunk:
+				default:
+					// The client cannot keep up: drop it; it can reattach
+					// and get the replay.
+					s.detachLocked(false)
+				}
+			}
+			s.mu.Unlock()
+		}
+		if err != nil {
+			break
+		}
+	}
+	err := s.cmd.Wait()
+	s.mu.Lock()
+	s.exitErr = err
+	s.exitCode = 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		s.exitCode = ee.ExitCode()
+	} else if err != nil {
+		s.exitCode = -1
+	}
+	s.mu.Unlock()
+	s.pty.Close()
+	// Done closes before the client's output does, so the client can tell
+	// an exit from being dropped.
+	close(s.done)
+	s.mu.Lock()
+	s.detachLocked(false)
+	s.mu.Unlock()
+}
+
+// Attach makes the caller the shell's client, replacing any other. It
+// returns the recent output to replay, a channel of new output (closed when
+// the client is replaced or dropped or the shell ends), a channel closed
+// only when another client replaced this one, and detach.
+func (s *Shell) Attach() (replay []byte, output <-chan []byte, replaced <-chan struct{}, detach func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.detachLocked(true)
+	ch := make(chan []byte, 256)
+	gone := make(chan struct{})
+	select {
+	case <-s.done:
+		close(ch)
+		close(gone)
+		return append([]byte(nil), s.ring...), ch, gone, func() {}
+	default:
+	}
+	s.client, s.detached = ch, gone
+	return append([]byte(nil), s.ring...), ch, gone, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.client == ch {
+			s.detachLocked(false)
+		}
+	}
+}
+
+// detachLocked drops the current client; replaced says another client took
+// its place.
+func (s *Shell) detachLocked(replaced bool) {
+	if s.client != nil {
+		close(s.client)
+		if replaced {
+			close(s.detached)
+		}
+		s.client, s.detached = nil, nil
+	}
+}
+
+// Write sends input to the shell.
+func (s *Shell) Write(p []byte) (int, error) {
+	select {
+	case <-s.done:
+		return 0, io.ErrClosedPipe
+	default:
+	}
+	return s.pty.Write(p)
+}
+
+// Resize changes the pty's size; the shell gets SIGWINCH.
+func (s *Shell) Resize(cols, rows uint16) error {
+	if cols == 0 || rows == 0 || cols > 1000 || rows > 500 {
+		return errors.New("terminal size out of range")
+	}
+	return pty.Setsize(s.pty, &pty.Winsize{Cols: cols, Rows: rows})
+}
+
+// Done is closed when the shell has exited.
+func (s *Shell) Done() <-chan struct{} { return s.done }
+
+// ExitCode is the shell's exit code once Done is closed.
+func (s *Shell) ExitCode() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.exitCode
+}
+
+// Close ends the shell's process.
+func (s *Shell) Close() {
+	select {
+	case <-s.done:
+		return
+	default:
+	}
+	if s.cmd.Process != nil {
+		_ = s.cmd.Process.Signal(syscall.SIGHUP)
+		_ = s.cmd.Process.Kill()
+	}
+}

@@ -1,0 +1,157 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/websocket"
+	"github.com/labstack/echo/v4"
+
+	"github.com/podpath/podpath/server/terminal"
+	"github.com/podpath/podpath/store"
+)
+
+// terminals keeps one shell per (lab session, node). A shell outlives its
+// websockets and ends with its session (or the server).
+type terminals struct {
+	s        *Server
+	mu       sync.Mutex
+	shells   map[termKey]*terminal.Shell
+	upgrader websocket.Upgrader
+}
+
+type termKey struct {
+	session uuid.UUID
+	node    string
+}
+
+func newTerminals(s *Server) *terminals {
+	t := &terminals{s: s, shells: map[termKey]*terminal.Shell{}}
+	t.upgrader = websocket.Upgrader{
+		ReadBufferSize: 4096, WriteBufferSize: 32 * 1024,
+		CheckOrigin: s.sameOrigin,
+	}
+	return t
+}
+
+// sameOrigin accepts websocket handshakes from pages of this server only:
+// the Origin's host must be the request's Host or PUBLIC_URL's host.
+func (s *Server) sameOrigin(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true // not a browser; the session cookie or token still applies
+	}
+	u, err := url.Parse(origin)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(u.Host, r.Host) {
+		return true
+	}
+	if s.cfg.PublicURL != "" {
+		if pu, err := url.Parse(s.cfg.PublicURL); err == nil && strings.EqualFold(pu.Host, u.Host) {
+			return true
+		}
+	}
+	return false
+}
+
+// shell returns the session's shell on node, starting one when there is
+// none or the last one exited.
+func (t *terminals) shell(ctx context.Context, sess *store.LabSession, sbName, node string, cols, rows uint16) (*terminal.Shell, error) {
+	key := termKey{sess.ID, node}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if sh := t.shells[key]; sh != nil {
+		select {
+		case <-sh.Done():
+		default:
+			return sh, nil
+		}
+	}
+	cmd, err := t.s.platform.sandboxes.Target(sbName).AttachCommand(ctx, node)
+	if err != nil {
+		return nil, err
+	}
+	sh, err := terminal.Start(cmd, cols, rows)
+	if err != nil {
+		return nil, fmt.Errorf("start a shell on %s: %w", node, err)
+	}
+	t.shells[key] = sh
+	return sh, nil
+}
+
+// closeSession ends the shells of a session.
+func (t *terminals) closeSession(id uuid.UUID) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k, sh := range t.shells {
+		if k.session == id {
+			sh.Close()
+			delete(t.shells, k)
+		}
+	}
+}
+
+func (t *terminals) closeAll() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k, sh := range t.shells {
+		sh.Close()
+		delete(t.shells, k)
+	}
+}
+
+// apiTerminal upgrades to the terminal websocket of a node. Only the
+// session's owner gets here (requireUserAPI, then ownSession), from a page
+// of this server (the Origin check).
+func (s *Server) apiTerminal(c echo.Context) error {
+	sess, err := s.activeSession(c)
+	if err != nil {
+		return err
+	}
+	if !websocket.IsWebSocketUpgrade(c.Request()) {
+		return apiError(http.StatusBadRequest, "this endpoint speaks websocket; see docs/TERMINAL.md")
+	}
+	if !s.sameOrigin(c.Request()) {
+		return apiError(http.StatusForbidden, "websocket from another origin refused")
+	}
+	ctx := c.Request().Context()
+	if err := s.platform.ensureAwake(ctx, sess.ID); err != nil {
+		return err
+	}
+	sb, err := s.store.SandboxOf(ctx, sess.ID)
+	if err != nil {
+		return err
+	}
+	if sb.State != store.SandboxReady {
+		return apiError(http.StatusConflict, fmt.Sprintf("the cluster is %s, not ready; open the terminal when it is", sb.State))
+	}
+	node := c.Param("node")
+	cols, _ := strconv.Atoi(c.QueryParam("cols"))
+	rows, _ := strconv.Atoi(c.QueryParam("rows"))
+	sh, err := s.terms.shell(ctx, sess, sb.Name, node, uint16(cols), uint16(rows))
+	if err != nil {
+		return apiError(http.StatusNotFound, err.Error())
+	}
+	conn, err := s.terms.upgrader.Upgrade(c.Response(), c.Request(), nil)
+	if err != nil {
+		return nil // the upgrader answered already
+	}
+	s.metrics.terminals.Inc()
+	defer s.metrics.terminals.Dec()
+	s.platform.Touch(context.WithoutCancel(ctx), sess)
+	err = terminal.Serve(conn, sh, node, terminal.DefaultLimits, func() {
+		s.platform.Touch(context.Background(), sess)
+	})
+	if err != nil {
+		s.log.Info("terminal closed", "session", sess.ID, "node", node, "reason", err)
+	}
+	return nil
+}

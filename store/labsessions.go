@@ -1,0 +1,167 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Lab session states.
+const (
+	SessionActive = "active"
+	SessionEnded  = "ended"
+)
+
+// LabSession is one learner working through one lab on one sandbox.
+type LabSession struct {
+	ID             uuid.UUID  `json:"id"`
+	UserID         int64      `json:"userId"`
+	LabID          string     `json:"labId"`
+	WorkshopID     *int64     `json:"workshopId,omitempty"`
+	State          string     `json:"state"`
+	CreatedAt      time.Time  `json:"createdAt"`
+	LastActivityAt time.Time  `json:"lastActivityAt"`
+	ExpiresAt      time.Time  `json:"expiresAt"`
+	IdleTimeout    int        `json:"idleTimeoutSeconds"`
+	Extensions     int        `json:"extensions"`
+	EndedAt        *time.Time `json:"endedAt,omitempty"`
+	EndReason      *string    `json:"endReason,omitempty"`
+}
+
+// IdleDeadline is when the session ends if nothing happens before.
+func (l *LabSession) IdleDeadline() time.Time {
+	return l.LastActivityAt.Add(time.Duration(l.IdleTimeout) * time.Second)
+}
+
+// Deadline is the earlier of the idle deadline and the hard lifetime.
+func (l *LabSession) Deadline() time.Time {
+	if d := l.IdleDeadline(); d.Before(l.ExpiresAt) {
+		return d
+	}
+	return l.ExpiresAt
+}
+
+// ErrActiveSession is returned when the learner already has an active session.
+var ErrActiveSession = errors.New("the learner already has an active lab session")
+
+const labSessionColumns = "id, user_id, lab_id, workshop_id, state, created_at, last_activity_at, expires_at, idle_timeout_seconds, extensions, ended_at, end_reason"
+
+func scanLabSession(row interface{ Scan(...any) error }) (*LabSession, error) {
+	var l LabSession
+	err := row.Scan(&l.ID, &l.UserID, &l.LabID, &l.WorkshopID, &l.State, &l.CreatedAt, &l.LastActivityAt,
+		&l.ExpiresAt, &l.IdleTimeout, &l.Extensions, &l.EndedAt, &l.EndReason)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	return &l, nil
+}
+
+// NewLabSession describes a session to start.
+type NewLabSession struct {
+	ID          uuid.UUID
+	UserID      int64
+	LabID       string
+	Lifetime    time.Duration
+	IdleTimeout time.Duration
+	// Sandbox is the cluster to make for it.
+	SandboxName string
+	Image       string
+	Workers     int
+}
+
+// CreateLabSession stores a new active session and its requested sandbox in
+// one transaction. It fails with ErrActiveSession if the learner has one.
+func (s *Store) CreateLabSession(ctx context.Context, n NewLabSession) (*LabSession, error) {
+	var l *LabSession
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var err error
+		l, err = scanLabSession(tx.QueryRow(ctx, `
+			INSERT INTO lab_sessions (id, user_id, lab_id, state, expires_at, idle_timeout_seconds)
+			VALUES ($1, $2, $3, 'active', now() + $4::interval, $5)
+			RETURNING `+labSessionColumns,
+			n.ID, n.UserID, n.LabID, n.Lifetime.String(), int(n.IdleTimeout.Seconds())))
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO sandboxes (name, lab_session_id, state, image, workers) VALUES ($1, $2, 'requested', $3, $4)`,
+			n.SandboxName, l.ID, n.Image, n.Workers)
+		return err
+	})
+	if isUniqueViolation(err, "lab_sessions_one_active") {
+		return nil, ErrActiveSession
+	}
+	return l, err
+}
+
+// LabSession finds a session by id.
+func (s *Store) LabSession(ctx context.Context, id uuid.UUID) (*LabSession, error) {
+	return scanLabSession(s.pool.QueryRow(ctx, `SELECT `+labSessionColumns+` FROM lab_sessions WHERE id = $1`, id))
+}
+
+// ActiveLabSession finds the learner's active session.
+func (s *Store) ActiveLabSession(ctx context.Context, userID int64) (*LabSession, error) {
+	return scanLabSession(s.pool.QueryRow(ctx, `SELECT `+labSessionColumns+` FROM lab_sessions WHERE user_id = $1 AND state = 'active'`, userID))
+}
+
+// ActiveLabSessions lists every active session.
+func (s *Store) ActiveLabSessions(ctx context.Context) ([]*LabSession, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+labSessionColumns+` FROM lab_sessions WHERE state = 'active' ORDER BY created_at`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*LabSession
+	for rows.Next() {
+		l, err := scanLabSession(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// UserLabSessions lists a learner's sessions, newest first.
+func (s *Store) UserLabSessions(ctx context.Context, userID int64, limit int) ([]*LabSession, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+labSessionColumns+` FROM lab_sessions WHERE user_id = $1 ORDER BY created_at DESC LIMIT $2`, userID, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*LabSession
+	for rows.Next() {
+		l, err := scanLabSession(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// TouchLabSession records learner activity, which pushes the idle deadline.
+func (s *Store) TouchLabSession(ctx context.Context, id uuid.UUID) error {
+	_, err := s.pool.Exec(ctx, `UPDATE lab_sessions SET last_activity_at = now() WHERE id = $1 AND state = 'active'`, id)
+	return err
+}
+
+// ExtendLabSession moves the hard lifetime by d from now (never earlier than
+// it was), at most maxExtensions times.
+func (s *Store) ExtendLabSession(ctx context.Context, id uuid.UUID, d time.Duration, maxExtensions int) (*LabSession, error) {
+	l, err := scanLabSession(s.pool.QueryRow(ctx, `
+		UPDATE lab_sessions
+		SET expires_at = greatest(expires_at, now() + $2::interval), extensions = extensions + 1, last_activity_at = now()
+		WHERE id = $1 AND state = 'active' AND extensions < $3
+		RETURNING `+labSessionColumns, id, d.String(), maxExtensions))
+	return l, err
+}
+
+// EndLabSession marks a session ended with a reason. Ending an ended session
+// changes nothing.
+func (s *Store) EndLabSession(ctx context.Context, id uuid.UUID, reason string) error {
+	_, err := s.pool.Exec(ctx, `UPDATE lab_sessions SET state = 'ended', ended_at = now(), end_reason = $2 WHERE id = $1 AND state = 'active'`, id, reason)
+	return err
+}

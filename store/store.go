@@ -1,0 +1,142 @@
+// Package store is podpath's Postgres access: plain SQL through pgx, one
+// file per entity, transactions where a change touches two tables.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/tern/v2/migrate"
+
+	"github.com/podpath/podpath/migrations"
+)
+
+// ErrNotFound is returned when a row does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Store is the database.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// versionTable is where tern records the schema version.
+const versionTable = "schema_version"
+
+// Open connects to the database at url and checks it answers.
+func Open(ctx context.Context, url string) (*Store, error) {
+	if url == "" {
+		return nil, errors.New("no database configured: set DATABASE_URL (e.g. postgres://podpath:podpath@localhost/podpath)")
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	cfg.MaxConns = 20
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to Postgres: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to Postgres at %s: %w (is it running? scripts/start-services starts it)", redact(cfg), err)
+	}
+	return &Store{pool: pool}, nil
+}
+
+func redact(cfg *pgxpool.Config) string {
+	return fmt.Sprintf("%s@%s:%d/%s", cfg.ConnConfig.User, cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
+}
+
+// Close releases the connections.
+func (s *Store) Close() { s.pool.Close() }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+
+// SchemaVersion is the number of migrations this binary knows.
+func SchemaVersion() int {
+	entries, _ := fs.Glob(migrations.FS, "*.sql")
+	n := 0
+	for _, e := range entries {
+		if v, err := strconv.Atoi(strings.SplitN(e, "_", 2)[0]); err == nil && v > n {
+			n = v
+		}
+	}
+	return n
+}
+
+// ErrSchemaTooNew means the database was migrated by a newer podpath.
+var ErrSchemaTooNew = errors.New("database schema is newer than this binary")
+
+// Migrate applies the embedded migrations. A database whose schema is newer
+// than this binary knows is refused, not touched.
+func (s *Store) Migrate(ctx context.Context) (from, to int, err error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer conn.Release()
+	m, err := migrate.NewMigrator(ctx, conn.Conn(), versionTable)
+	if err != nil {
+		return 0, 0, fmt.Errorf("prepare migrations: %w", err)
+	}
+	if err := m.LoadMigrations(migrations.FS); err != nil {
+		return 0, 0, fmt.Errorf("load migrations: %w", err)
+	}
+	cur, err := m.GetCurrentVersion(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("read schema version: %w", err)
+	}
+	known := int32(len(m.Migrations))
+	if cur > known {
+		return int(cur), int(cur), fmt.Errorf("%w: the database is at version %d and this podpath knows %d; run the newer podpath, or restore a backup made for this version", ErrSchemaTooNew, cur, known)
+	}
+	if err := m.Migrate(ctx); err != nil {
+		return int(cur), int(cur), fmt.Errorf("migrate: %w", err)
+	}
+	return int(cur), int(known), nil
+}
+
+// CheckSchema fails unless the database is at exactly the version this
+// binary knows.
+func (s *Store) CheckSchema(ctx context.Context) error {
+	var v int
+	err := s.pool.QueryRow(ctx, "SELECT version FROM "+versionTable).Scan(&v)
+	if err != nil {
+		return fmt.Errorf("read schema version (run `podpath migrate`): %w", err)
+	}
+	switch want := SchemaVersion(); {
+	case v > want:
+		return fmt.Errorf("%w: the database is at version %d and this podpath knows %d", ErrSchemaTooNew, v, want)
+	case v < want:
+		return fmt.Errorf("database schema is at version %d, this podpath needs %d: run `podpath migrate`", v, want)
+	}
+	return nil
+}
+
+// tx runs fn in a transaction.
+func (s *Store) tx(ctx context.Context, fn func(pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, s.pool, fn)
+}
+
+func isUniqueViolation(err error, constraint string) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505" && (constraint == "" || pe.ConstraintName == constraint)
+}
+
+func notFound(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	return err
+}

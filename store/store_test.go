@@ -1,0 +1,200 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/podpath/podpath/internal/testenv"
+	"github.com/podpath/podpath/store"
+)
+
+func open(t *testing.T) (*store.Store, string) {
+	t.Helper()
+	url := testenv.Postgres(t)
+	st, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	if _, _, err := st.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return st, url
+}
+
+func TestMigrateIsIdempotentAndRefusesNewerSchema(t *testing.T) {
+	st, url := open(t)
+	ctx := context.Background()
+	from, to, err := st.Migrate(ctx)
+	if err != nil || from != to || to != store.SchemaVersion() {
+		t.Fatalf("second migrate: %d -> %d, %v", from, to, err)
+	}
+	if err := st.CheckSchema(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "UPDATE schema_version SET version = version + 1"); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = st.Migrate(ctx)
+	if !errors.Is(err, store.ErrSchemaTooNew) || !strings.Contains(err.Error(), "newer podpath") {
+		t.Errorf("migrating a newer schema: %v", err)
+	}
+	if err := st.CheckSchema(ctx); !errors.Is(err, store.ErrSchemaTooNew) {
+		t.Errorf("check of a newer schema: %v", err)
+	}
+}
+
+func TestOpenSaysWhatToDo(t *testing.T) {
+	_, err := store.Open(context.Background(), "")
+	if err == nil || !strings.Contains(err.Error(), "DATABASE_URL") {
+		t.Errorf("empty URL: %v", err)
+	}
+	_, err = store.Open(context.Background(), "postgres://nobody:x@127.0.0.1:1/none")
+	if err == nil || !strings.Contains(err.Error(), "is it running") {
+		t.Errorf("unreachable database: %v", err)
+	}
+}
+
+func TestUsersAndWebSessions(t *testing.T) {
+	st, _ := open(t)
+	ctx := context.Background()
+	u, err := st.CreateUser(ctx, "Ada@Example.com", "Ada", "hash", store.RoleLearner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateUser(ctx, "ada@example.COM", "Other", "hash", store.RoleLearner); !errors.Is(err, store.ErrEmailTaken) {
+		t.Errorf("duplicate email (other case): %v", err)
+	}
+	got, err := st.UserByEmail(ctx, "ADA@example.com")
+	if err != nil || got.ID != u.ID {
+		t.Errorf("lookup ignoring case: %v %v", got, err)
+	}
+	if _, err := st.UserByEmail(ctx, "nobody@example.com"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("missing user: %v", err)
+	}
+	tok := []byte("0123456789abcdef0123456789abcdef")
+	if err := st.CreateWebSession(ctx, tok, u.ID, "csrf", time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := st.WebSessionByToken(ctx, tok)
+	if err != nil || ws.User.Email != "Ada@Example.com" || ws.CSRFToken != "csrf" {
+		t.Fatalf("web session: %+v %v", ws, err)
+	}
+	expired := []byte("expired-expired-expired-expired!")
+	if err := st.CreateWebSession(ctx, expired, u.ID, "c", time.Now().Add(-time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.WebSessionByToken(ctx, expired); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("expired sign-in still works: %v", err)
+	}
+	if n, err := st.DeleteExpiredWebSessions(ctx); err != nil || n != 1 {
+		t.Errorf("delete expired: %d %v", n, err)
+	}
+}
+
+func TestLabSessionsAttemptsAndProgress(t *testing.T) {
+	st, _ := open(t)
+	ctx := context.Background()
+	u, _ := st.CreateUser(ctx, "grace@example.com", "Grace", "h", store.RoleLearner)
+	id := uuid.New()
+	sess, err := st.CreateLabSession(ctx, store.NewLabSession{ID: id, UserID: u.ID, LabID: "lab", Lifetime: time.Hour, IdleTimeout: 10 * time.Minute, SandboxName: "ls-1", Image: "img", Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.State != store.SessionActive || sess.ExpiresAt.Sub(sess.CreatedAt).Round(time.Minute) != time.Hour {
+		t.Errorf("session %+v", sess)
+	}
+	// One active session per learner; the failed insert leaves no sandbox row.
+	_, err = st.CreateLabSession(ctx, store.NewLabSession{ID: uuid.New(), UserID: u.ID, LabID: "other", Lifetime: time.Hour, IdleTimeout: time.Minute, SandboxName: "ls-2", Image: "img"})
+	if !errors.Is(err, store.ErrActiveSession) {
+		t.Errorf("second active session: %v", err)
+	}
+	live, _ := st.LiveSandboxes(ctx)
+	if len(live) != 1 || live[0].Name != "ls-1" {
+		t.Errorf("live sandboxes after the refused session: %+v", live)
+	}
+
+	if err := st.AppendSandboxProgress(ctx, "ls-1", map[string]any{"stage": "nodes", "done": false}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AppendSandboxProgress(ctx, "ls-1", map[string]any{"stage": "nodes", "done": true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetSandboxState(ctx, "ls-1", store.SandboxReady, nil); err != nil {
+		t.Fatal(err)
+	}
+	sb, _ := st.SandboxOf(ctx, id)
+	var progress []map[string]any
+	json.Unmarshal(sb.Progress, &progress)
+	if sb.State != store.SandboxReady || sb.ReadyAt == nil || len(progress) != 2 || progress[1]["done"] != true {
+		t.Errorf("sandbox %+v progress %v", sb, progress)
+	}
+
+	name, _ := json.Marshal(map[string]string{"en": "a check"})
+	fail := &store.Attempt{LabSessionID: id, StepID: "s1", Kind: store.AttemptCheck, Passed: false, Duration: time.Second,
+		Results: []store.CheckResult{{Index: 0, Name: name, Passed: false, Observed: "Pending", Feedback: json.RawMessage(`{"en":"look"}`)}}}
+	if err := st.RecordAttempt(ctx, fail); err != nil {
+		t.Fatal(err)
+	}
+	pass := &store.Attempt{LabSessionID: id, StepID: "s1", Kind: store.AttemptCheck, Passed: true,
+		Results: []store.CheckResult{{Index: 0, Name: name, Passed: true, Observed: "Running"}}}
+	if err := st.RecordAttempt(ctx, pass); err != nil {
+		t.Fatal(err)
+	}
+	skip := &store.Attempt{LabSessionID: id, StepID: "s2", Kind: store.AttemptSkip, Passed: true}
+	if err := st.RecordAttempt(ctx, skip); err != nil {
+		t.Fatal(err)
+	}
+	statuses, err := st.StepStatuses(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := statuses["s1"]; s.Status != store.StepPassed || s.Attempts != 2 || s.LastAttemptID != pass.ID {
+		t.Errorf("s1 status %+v", s)
+	}
+	if s := statuses["s2"]; s.Status != store.StepSkipped {
+		t.Errorf("s2 status %+v", s)
+	}
+	last, err := st.LastAttempt(ctx, id, "s1")
+	if err != nil || last.ID != pass.ID || len(last.Results) != 1 || last.Results[0].Observed != "Running" {
+		t.Errorf("last attempt %+v %v", last, err)
+	}
+	// The status follows the last attempt, even after a pass.
+	again := &store.Attempt{LabSessionID: id, StepID: "s1", Kind: store.AttemptCheck, Passed: false}
+	st.RecordAttempt(ctx, again)
+	statuses, _ = st.StepStatuses(ctx, id)
+	if statuses["s1"].Status != store.StepFailed {
+		t.Errorf("status after a failed re-check: %+v", statuses["s1"])
+	}
+
+	ext, err := st.ExtendLabSession(ctx, id, 2*time.Hour, 1)
+	if err != nil || ext.Extensions != 1 || ext.ExpiresAt.Before(sess.ExpiresAt.Add(50*time.Minute)) {
+		t.Errorf("extend: %+v %v", ext, err)
+	}
+	if _, err := st.ExtendLabSession(ctx, id, time.Hour, 1); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("extending past the limit: %v", err)
+	}
+	if err := st.EndLabSession(ctx, id, "done"); err != nil {
+		t.Fatal(err)
+	}
+	ended, _ := st.LabSession(ctx, id)
+	if ended.State != store.SessionEnded || ended.EndReason == nil || *ended.EndReason != "done" {
+		t.Errorf("ended session %+v", ended)
+	}
+	// Now a new session may start.
+	if _, err := st.CreateLabSession(ctx, store.NewLabSession{ID: uuid.New(), UserID: u.ID, LabID: "other", Lifetime: time.Hour, IdleTimeout: time.Minute, SandboxName: "ls-3", Image: "img"}); err != nil {
+		t.Errorf("new session after ending the first: %v", err)
+	}
+}

@@ -1,0 +1,81 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Roles a user can have.
+const (
+	RoleLearner    = "learner"
+	RoleInstructor = "instructor"
+	RoleAdmin      = "admin"
+)
+
+// User is an account.
+type User struct {
+	ID           int64      `json:"id"`
+	Email        string     `json:"email"`
+	Name         string     `json:"name"`
+	PasswordHash string     `json:"-"`
+	Role         string     `json:"role"`
+	CreatedAt    time.Time  `json:"createdAt"`
+	LastLoginAt  *time.Time `json:"lastLoginAt,omitempty"`
+}
+
+// ErrEmailTaken is returned when an account with the email exists.
+var ErrEmailTaken = errors.New("an account with this email exists")
+
+const userColumns = "id, email, name, password_hash, role, created_at, last_login_at"
+
+func scanUser(row interface{ Scan(...any) error }) (*User, error) {
+	var u User
+	if err := row.Scan(&u.ID, &u.Email, &u.Name, &u.PasswordHash, &u.Role, &u.CreatedAt, &u.LastLoginAt); err != nil {
+		return nil, notFound(err)
+	}
+	return &u, nil
+}
+
+// CreateUser adds an account.
+func (s *Store) CreateUser(ctx context.Context, email, name, passwordHash, role string) (*User, error) {
+	u, err := scanUser(s.pool.QueryRow(ctx,
+		`INSERT INTO users (email, name, password_hash, role) VALUES ($1, $2, $3, $4) RETURNING `+userColumns,
+		email, name, passwordHash, role))
+	if isUniqueViolation(err, "users_email_key") {
+		return nil, ErrEmailTaken
+	}
+	return u, err
+}
+
+// UserByEmail finds an account by email, ignoring case.
+func (s *Store) UserByEmail(ctx context.Context, email string) (*User, error) {
+	return scanUser(s.pool.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE lower(email) = lower($1)`, email))
+}
+
+// UserByID finds an account.
+func (s *Store) UserByID(ctx context.Context, id int64) (*User, error) {
+	return scanUser(s.pool.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE id = $1`, id))
+}
+
+// SetUserRole changes an account's role.
+func (s *Store) SetUserRole(ctx context.Context, id int64, role string) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE users SET role = $2 WHERE id = $1`, id, role)
+	if err == nil && tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return err
+}
+
+// TouchLogin records a successful sign-in.
+func (s *Store) TouchLogin(ctx context.Context, id int64) error {
+	_, err := s.pool.Exec(ctx, `UPDATE users SET last_login_at = now() WHERE id = $1`, id)
+	return err
+}
+
+// CountUsers counts accounts.
+func (s *Store) CountUsers(ctx context.Context) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM users`).Scan(&n)
+	return n, err
+}

@@ -1,0 +1,447 @@
+// podpath lab page: steps, checks, provisioning progress and one terminal
+// tab per node. Talks to the JSON API (docs/API.md), server-sent events and
+// the terminal websocket (docs/TERMINAL.md).
+(function () {
+  "use strict";
+  const root = document.getElementById("lab");
+  const sessionID = root.dataset.session;
+  const lang = root.dataset.lang;
+  const T = JSON.parse(document.getElementById("i18n").textContent);
+  const csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
+  const $ = (id) => document.getElementById(id);
+
+  let session = null;      // the latest SessionView
+  let currentStep = null;  // the step shown
+  let checking = false;
+  const terms = {};        // node -> terminal tab
+  let activeNode = null;
+
+  // ---- API ---------------------------------------------------------------
+  async function api(method, path, body) {
+    const opts = { method, headers: { "X-CSRF-Token": csrf }, credentials: "same-origin" };
+    if (body !== undefined) {
+      opts.headers["Content-Type"] = "application/json";
+      opts.body = JSON.stringify(body);
+    }
+    const res = await fetch("/api" + path + (path.includes("?") ? "&" : "?") + "lang=" + lang, opts);
+    if (res.status === 204) return null;
+    const data = await res.json().catch(() => ({ error: res.statusText }));
+    if (!res.ok) throw new Error(data.error || res.statusText);
+    return data;
+  }
+
+  // ---- session and provisioning ------------------------------------------
+  function setSession(s) {
+    session = s;
+    root.dataset.state = s.state === "ended" ? "ended" : s.sandbox.state;
+    renderStepList();
+    renderOverlay();
+    if (!currentStep) showStep(s.currentStep || (s.steps[s.steps.length - 1] || {}).id);
+    if (s.sandbox.state === "ready") ensureTerminals();
+    $("extend-btn").disabled = s.extensions >= s.maxExtensions || s.state !== "active";
+  }
+
+  async function refresh() {
+    setSession(await api("GET", "/sessions/" + sessionID));
+  }
+
+  function renderOverlay() {
+    const sb = session.sandbox;
+    const overlay = $("overlay");
+    const show = session.state === "ended" || ["requested", "provisioning", "failed", "deleted", "expiring"].includes(sb.state);
+    overlay.hidden = !show;
+    if (!show) return;
+    $("overlay-actions").hidden = true;
+    $("overlay-error").hidden = true;
+    if (session.state === "ended") {
+      $("overlay-title").textContent = T.ended;
+      $("overlay-actions").hidden = false;
+      $("retry-btn").hidden = true;
+    } else if (sb.state === "failed") {
+      $("overlay-title").textContent = T.failedTitle;
+      $("overlay-error").textContent = sb.error || "";
+      $("overlay-error").hidden = false;
+      $("overlay-actions").hidden = false;
+      $("retry-btn").hidden = false;
+    } else {
+      $("overlay-title").textContent = T.provisioning;
+    }
+    $("overlay-queue").hidden = !sb.queuePosition;
+    if (sb.queuePosition) $("overlay-queue").textContent = T.queued + " " + sb.queuePosition;
+    renderStages(sb.progress || []);
+  }
+
+  // Stages: the latest event of each stage, in the order they started.
+  function renderStages(events) {
+    const byStage = new Map();
+    for (const e of events) byStage.set(e.stage, e);
+    const list = $("stages");
+    list.innerHTML = "";
+    for (const e of byStage.values()) {
+      const li = document.createElement("li");
+      li.className = e.failed ? "failed" : e.done ? "done" : "running";
+      li.dataset.stage = e.stage;
+      li.textContent = e.title;
+      const t = document.createElement("span");
+      t.className = "t";
+      t.textContent = (e.elapsed / 1e9).toFixed(0) + " s";
+      li.appendChild(t);
+      list.appendChild(li);
+    }
+    const last = events[events.length - 1];
+    provisionStart = last ? Date.now() - last.elapsed / 1e6 : provisionStart;
+  }
+  let provisionStart = null;
+  setInterval(() => {
+    if (!session || $("overlay").hidden || !provisionStart || session.sandbox.state !== "provisioning") {
+      $("overlay-elapsed").textContent = "";
+      return;
+    }
+    $("overlay-elapsed").textContent = Math.round((Date.now() - provisionStart) / 1000) + " s";
+  }, 1000);
+
+  function connectEvents() {
+    const es = new EventSource("/api/sessions/" + sessionID + "/events?lang=" + lang);
+    es.addEventListener("session", (ev) => setSession(JSON.parse(ev.data)));
+    es.addEventListener("progress", (ev) => {
+      if (!session) return;
+      session.sandbox.progress = (session.sandbox.progress || []).concat([JSON.parse(ev.data)]);
+      session.sandbox.queuePosition = 0;
+      renderOverlay();
+    });
+    es.addEventListener("queue", (ev) => {
+      if (!session) return;
+      session.sandbox.queuePosition = JSON.parse(ev.data).position;
+      renderOverlay();
+    });
+    es.addEventListener("state", () => refresh());
+    es.addEventListener("attempt", (ev) => {
+      const a = JSON.parse(ev.data);
+      if (a.stepId === currentStep && !checking) renderAttempt(a);
+      refresh();
+    });
+    es.addEventListener("expiring", () => showBanner(T.expiresoon));
+    es.addEventListener("ended", () => { refresh(); closeTerminals(); });
+  }
+
+  function showBanner(text) {
+    const b = $("banner");
+    b.textContent = text;
+    b.hidden = !text;
+  }
+
+  // ---- countdown and extend -----------------------------------------------
+  setInterval(() => {
+    if (!session || session.state !== "active") { $("timer").textContent = "–:––"; return; }
+    const left = Math.max(0, new Date(session.deadline) - Date.now());
+    const s = Math.floor(left / 1000);
+    const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), sec = s % 60;
+    $("timer").textContent = (h ? h + ":" + String(m).padStart(2, "0") : m) + ":" + String(sec).padStart(2, "0");
+    const warn = s < session.warnBeforeSeconds;
+    $("timer").classList.toggle("warn", warn);
+    if (warn && $("banner").hidden) showBanner(T.expiresoon);
+  }, 1000);
+
+  $("extend-btn").addEventListener("click", async () => {
+    try { setSession(await api("POST", "/sessions/" + sessionID + "/extend")); showBanner(""); }
+    catch (e) { showBanner(e.message); }
+  });
+  $("end-form").addEventListener("submit", (ev) => { if (!confirm(T.endconfirm)) ev.preventDefault(); });
+  $("retry-btn").addEventListener("click", async () => {
+    try { setSession(await api("POST", "/sessions/" + sessionID + "/retry")); } catch (e) { showBanner(e.message); }
+  });
+
+  // ---- steps ---------------------------------------------------------------
+  function renderStepList() {
+    for (const st of session.steps) {
+      const li = document.querySelector('#step-list li[data-step="' + st.id + '"]');
+      if (!li) continue;
+      li.className = st.status + (st.id === currentStep ? " current" : "");
+      li.title = T[st.status === "failed" ? "failed" : st.status] || st.status;
+    }
+    const done = session.steps.every((s) => s.status === "passed" || s.status === "skipped");
+    if (done) showBanner(T.alldone);
+  }
+
+  document.querySelectorAll("#step-list li").forEach((li) => {
+    li.querySelector("button").addEventListener("click", () => showStep(li.dataset.step));
+  });
+
+  async function showStep(id) {
+    if (!id) return;
+    currentStep = id;
+    const v = await api("GET", "/sessions/" + sessionID + "/steps/" + id);
+    const body = $("step-body");
+    body.innerHTML = v.html;
+    decorateCode(body);
+    const intro = document.querySelector(".intro");
+    if (intro) intro.hidden = session && session.steps[0].id !== id;
+    $("answer-box").hidden = !v.needsAnswer;
+    $("answer-label").textContent = v.answerLabel || T.answer;
+    $("answer").value = (v.lastAttempt && v.lastAttempt.answer) || "";
+    $("skip-btn").hidden = !!v.noSkip;
+    document.querySelectorAll(".layer").forEach((el) => el.classList.toggle("on", v.layers.includes(el.dataset.layer)));
+    $("results").innerHTML = "";
+    if (v.lastAttempt) renderAttempt(v.lastAttempt);
+    updateNext(v.status);
+    if (session) renderStepList();
+  }
+
+  function updateNext(status) {
+    const idx = session ? session.steps.findIndex((s) => s.id === currentStep) : -1;
+    const hasNext = idx >= 0 && idx < session.steps.length - 1;
+    $("next-btn").hidden = !(hasNext && (status === "passed" || status === "skipped"));
+  }
+  $("next-btn").addEventListener("click", () => {
+    const idx = session.steps.findIndex((s) => s.id === currentStep);
+    if (idx >= 0 && idx < session.steps.length - 1) showStep(session.steps[idx + 1].id);
+  });
+
+  function renderAttempt(a) {
+    const ul = $("results");
+    ul.innerHTML = "";
+    ul.dataset.passed = a.passed;
+    if (a.error) {
+      const li = document.createElement("li");
+      li.className = "result failed";
+      li.textContent = a.error;
+      ul.appendChild(li);
+    }
+    for (const r of a.results || []) {
+      const li = document.createElement("li");
+      li.className = "result " + (r.passed ? "passed" : "failed");
+      const name = document.createElement("div");
+      name.className = "name";
+      name.textContent = (r.passed ? "✓ " : "✗ ") + pick(r.name);
+      li.appendChild(name);
+      const obs = document.createElement("div");
+      obs.className = "observed";
+      obs.textContent = T.observed + ": " + r.observed;
+      li.appendChild(obs);
+      if (!r.passed && r.feedback) {
+        const fb = document.createElement("div");
+        fb.className = "feedback";
+        fb.textContent = pick(r.feedback);
+        li.appendChild(fb);
+      }
+      ul.appendChild(li);
+    }
+    updateNext(a.passed ? (a.kind === "skip" ? "skipped" : "passed") : "failed");
+  }
+
+  function pick(text) {
+    if (!text) return "";
+    if (typeof text === "string") return text;
+    return text[lang] || text.en || "";
+  }
+
+  async function attempt(kind) {
+    if (checking) return;
+    checking = true;
+    const btn = kind === "solve" ? $("skip-btn") : $("check-btn");
+    const label = btn.textContent;
+    btn.textContent = T.checking;
+    $("check-btn").disabled = $("skip-btn").disabled = true;
+    $("results").innerHTML = "";
+    try {
+      const body = kind === "check" && !$("answer-box").hidden ? { answer: $("answer").value } : undefined;
+      const a = await api("POST", "/sessions/" + sessionID + "/steps/" + currentStep + "/" + kind, body);
+      renderAttempt(a);
+      await refresh();
+    } catch (e) {
+      const li = document.createElement("li");
+      li.className = "result failed";
+      li.textContent = e.message;
+      $("results").appendChild(li);
+    } finally {
+      btn.textContent = label;
+      $("check-btn").disabled = $("skip-btn").disabled = false;
+      checking = false;
+    }
+  }
+  $("check-btn").addEventListener("click", () => attempt("check"));
+  $("skip-btn").addEventListener("click", () => { if (confirm(T.skipconfirm)) attempt("solve"); });
+  $("answer").addEventListener("keydown", (ev) => { if (ev.key === "Enter") attempt("check"); });
+
+  // Code blocks get "copy" and "run in terminal" buttons.
+  function decorateCode(container) {
+    container.querySelectorAll("pre").forEach((pre) => {
+      const code = pre.querySelector("code");
+      if (!code) return;
+      const bar = document.createElement("div");
+      bar.className = "code-bar";
+      const node = pre.dataset.node;
+      if (node) {
+        const tag = document.createElement("span");
+        tag.className = "code-node";
+        tag.textContent = node;
+        bar.appendChild(tag);
+      }
+      const copy = document.createElement("button");
+      copy.type = "button";
+      copy.className = "code-copy";
+      copy.textContent = T.copy;
+      copy.addEventListener("click", () => {
+        copyText(code.textContent);
+        copy.textContent = T.copied;
+        setTimeout(() => (copy.textContent = T.copy), 1200);
+      });
+      bar.appendChild(copy);
+      if (/language-(bash|sh|shell|console)/.test(code.className)) {
+        const run = document.createElement("button");
+        run.type = "button";
+        run.className = "code-run";
+        run.textContent = "▶ " + T.run;
+        run.addEventListener("click", () => runInTerminal(node || activeNode, code.textContent));
+        bar.appendChild(run);
+      }
+      pre.insertBefore(bar, code);
+    });
+  }
+
+  function copyText(text) {
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text);
+      return;
+    }
+    const ta = document.createElement("textarea");
+    ta.value = text;
+    document.body.appendChild(ta);
+    ta.select();
+    document.execCommand("copy");
+    ta.remove();
+  }
+
+  function runInTerminal(node, text) {
+    if (!terms[node]) node = activeNode;
+    const t = terms[node];
+    if (!t) return;
+    selectTab(node);
+    const cmd = text.replace(/\n+$/, "") + "\r";
+    t.send(cmd);
+    t.term.focus();
+  }
+
+  // ---- terminals -----------------------------------------------------------
+  function ensureTerminals() {
+    let nodes = [];
+    try { nodes = typeof session.sandbox.nodes === "string" ? JSON.parse(session.sandbox.nodes) : session.sandbox.nodes; } catch (e) { nodes = []; }
+    if (!nodes || !nodes.length) return;
+    for (const n of nodes) {
+      if (terms[n.alias]) continue;
+      terms[n.alias] = makeTerminal(n.alias);
+    }
+    if (!activeNode) selectTab(nodes[0].alias);
+  }
+
+  function selectTab(node) {
+    activeNode = node;
+    for (const [name, t] of Object.entries(terms)) {
+      const on = name === node;
+      t.tab.classList.toggle("on", on);
+      t.tab.setAttribute("aria-selected", on);
+      t.el.hidden = !on;
+      if (on) { t.open(); setTimeout(() => t.fit(), 0); }
+    }
+  }
+
+  function makeTerminal(node) {
+    const tab = document.createElement("button");
+    tab.type = "button";
+    tab.className = "term-tab";
+    tab.dataset.node = node;
+    tab.setAttribute("role", "tab");
+    tab.innerHTML = '<span class="dot"></span>';
+    tab.appendChild(document.createTextNode(node));
+    tab.addEventListener("click", () => selectTab(node));
+    $("tabs").appendChild(tab);
+    const el = document.createElement("div");
+    el.className = "term";
+    el.dataset.node = node;
+    el.hidden = true;
+    $("term-host").appendChild(el);
+
+    const term = new window.Terminal({
+      cursorBlink: true, fontSize: 14, scrollback: 5000, convertEol: false,
+      fontFamily: '"DejaVu Sans Mono", "Menlo", "Consolas", monospace',
+      theme: { background: "#0f1720", foreground: "#d8dee9", cursor: "#f0c674" },
+    });
+    const fit = new window.FitAddon.FitAddon();
+    term.loadAddon(fit);
+    const encoder = new TextEncoder();
+    let ws = null, opened = false, closedForGood = false, retry = 0;
+
+    const t = {
+      tab, el, term,
+      open() {
+        if (opened) return;
+        opened = true;
+        term.open(el);
+        fit.fit();
+        connect();
+      },
+      fit() {
+        if (!opened) return;
+        try { fit.fit(); } catch (e) { return; }
+        if (ws && ws.readyState === 1) ws.send(JSON.stringify({ type: "resize", cols: term.cols, rows: term.rows }));
+      },
+      send(text) {
+        if (ws && ws.readyState === 1) ws.send(encoder.encode(text));
+      },
+      close() { closedForGood = true; if (ws) ws.close(); },
+    };
+
+    function status(s, cls) {
+      tab.dataset.status = cls || s;
+      if (node === activeNode) $("term-status").textContent = s ? node + ": " + s : "";
+    }
+
+    function connect() {
+      const proto = location.protocol === "https:" ? "wss" : "ws";
+      ws = new WebSocket(proto + "://" + location.host + "/api/sessions/" + sessionID + "/terminal/" + node + "?cols=" + term.cols + "&rows=" + term.rows);
+      ws.binaryType = "arraybuffer";
+      status(T.connecting, "connecting");
+      ws.onopen = () => { retry = 0; status("", "open"); };
+      ws.onmessage = (ev) => {
+        if (typeof ev.data !== "string") { term.write(new Uint8Array(ev.data)); return; }
+        const msg = JSON.parse(ev.data);
+        if (msg.type === "hello" && msg.replayed) term.reset();
+        if (msg.type === "exit") { term.write("\r\n\x1b[33m" + msg.reason + "\x1b[0m\r\n"); }
+        if (msg.type === "error") { term.write("\r\n\x1b[31m" + msg.message + "\x1b[0m\r\n"); }
+      };
+      ws.onclose = (ev) => {
+        if (closedForGood) return;
+        // 4000: the shell exited; 4001: opened elsewhere. Both wait for the learner.
+        if (ev.code === 4000 || ev.code === 4001 || ev.code === 1008 || ev.code === 1009) {
+          status((ev.reason || "closed") + " — " + T.reconnect, "closed");
+          showReconnect();
+          return;
+        }
+        status(T.connecting, "connecting");
+        retry = Math.min(retry + 1, 6);
+        setTimeout(connect, 500 * retry);
+      };
+    }
+
+    function showReconnect() {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "button small reconnect";
+      b.textContent = T.reconnect;
+      b.addEventListener("click", () => { b.remove(); term.write("\r\n"); connect(); });
+      el.appendChild(b);
+    }
+
+    term.onData((d) => t.send(d));
+    return t;
+  }
+
+  function closeTerminals() {
+    for (const t of Object.values(terms)) t.close();
+  }
+
+  window.addEventListener("resize", () => { if (activeNode && terms[activeNode]) terms[activeNode].fit(); });
+
+  // Start: the event stream's first event is the whole session.
+  connectEvents();
+})();
