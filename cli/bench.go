@@ -1,7 +1,43 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/podpath/podpath/bench"
+)
 
 func benchCmd() *cobra.Command {
-	return &cobra.Command{Use: "bench", Short: "Measure podpath on this machine"}
+	cmd := &cobra.Command{Use: "bench", Short: "Measure podpath on this machine (figures for docs/PERFORMANCE.md)"}
+	var so bench.SandboxOptions
+	sb := &cobra.Command{
+		Use:   "sandbox",
+		Short: "Node image build time (cached; cold with --cold), 2-node cluster create (median) and delete time, memory of a settled cluster",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			so.Out = cmd.OutOrStdout()
+			return bench.Sandbox(cmd.Context(), so)
+		},
+	}
+	sb.Flags().BoolVar(&so.Cold, "cold", false, "also build the node image from an empty podpath cache (many minutes)")
+	sb.Flags().IntVar(&so.Runs, "runs", 3, "clusters to create for the median")
+	sb.Flags().DurationVar(&so.Settle, "settle", 90*time.Second, "how long a cluster idles before its memory is read")
+
+	var vo bench.ServerOptions
+	srv := &cobra.Command{
+		Use:   "server",
+		Short: "Terminal keystroke round trip (1 and N terminals), terminal output throughput, check latency (API- and node-level)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			vo.Out = cmd.OutOrStdout()
+			return bench.Server(cmd.Context(), vo)
+		},
+	}
+	srv.Flags().IntVar(&vo.Terminals, "terminals", 50, "concurrent terminals for the second latency run")
+	srv.Flags().IntVar(&vo.Keystrokes, "keystrokes", 100, "keystrokes per terminal")
+	srv.Flags().IntVar(&vo.Checks, "checks", 50, "checks of each kind")
+	srv.Flags().BoolVar(&vo.Keep, "keep", false, "keep the bench cluster")
+	cmd.AddCommand(sb, srv)
+	return cmd
 }

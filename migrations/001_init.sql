@@ -2,6 +2,13 @@
 -- sandboxes, check attempts with per-check results, step progress, and
 -- room for workshops.
 
+-- One row: this installation's id. Sandbox names carry it, so two podpath
+-- servers on one Docker engine never take each other's clusters for orphans.
+CREATE TABLE instance (
+    id text PRIMARY KEY
+);
+INSERT INTO instance (id) VALUES (substr(md5(random()::text || clock_timestamp()::text), 1, 6));
+
 CREATE TABLE users (
     id            bigserial PRIMARY KEY,
     email         text NOT NULL,
@@ -119,3 +126,4 @@ DROP TABLE lab_sessions;
 DROP TABLE workshops;
 DROP TABLE web_sessions;
 DROP TABLE users;
+DROP TABLE instance;

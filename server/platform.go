@@ -37,6 +37,7 @@ const StageLabSetup = "lab-setup"
 // ends forgotten sessions, and finds its clusters again after a restart.
 type platform struct {
 	cfg       Config
+	instance  string
 	store     *store.Store
 	sandboxes Sandboxes
 	labs      []*labs.Lab
@@ -60,10 +61,13 @@ type platform struct {
 
 func (p *platform) lab(id string) *labs.Lab { return labs.Find(p.labs, id) }
 
-// sandboxName names a session's cluster.
-func sandboxName(id uuid.UUID) string {
-	return "ls-" + strings.ReplaceAll(id.String(), "-", "")[:12]
+// sandboxName names a session's cluster: ls-<instance>-<session>. The
+// instance part keeps servers sharing a Docker engine apart.
+func (p *platform) sandboxName(id uuid.UUID) string {
+	return p.namePrefix() + strings.ReplaceAll(id.String(), "-", "")[:12]
 }
+
+func (p *platform) namePrefix() string { return "ls-" + p.instance + "-" }
 
 // Start creates a lab session for the user and starts provisioning its
 // cluster. A learner with an active session gets store.ErrActiveSession.
@@ -71,13 +75,13 @@ func (p *platform) Start(ctx context.Context, u *store.User, lab *labs.Lab) (*st
 	id := uuid.New()
 	sess, err := p.store.CreateLabSession(ctx, store.NewLabSession{
 		ID: id, UserID: u.ID, LabID: lab.ID, Lifetime: p.cfg.MaxLifetime, IdleTimeout: p.cfg.IdleTimeout,
-		SandboxName: sandboxName(id), Image: p.cfg.NodeImage, Workers: lab.Cluster.Workers,
+		SandboxName: p.sandboxName(id), Image: p.cfg.NodeImage, Workers: lab.Cluster.Workers,
 	})
 	if err != nil {
 		return nil, err
 	}
 	p.log.Info("lab session started", "session", sess.ID, "user", u.ID, "lab", lab.ID)
-	p.goProvision(sess.ID, sandboxName(sess.ID), lab)
+	p.goProvision(sess.ID, p.sandboxName(sess.ID), lab)
 	return sess, nil
 }
 
@@ -377,6 +381,12 @@ func (p *platform) reap(ctx context.Context) {
 			if err == nil && sb.State == store.SandboxReady {
 				if err := p.sandboxes.Hibernate(ctx, sb.Name); err != nil {
 					p.log.Error("hibernate", "sandbox", sb.Name, "err", err)
+					if errors.Is(err, sandbox.ErrNotFound) {
+						msg := "the cluster disappeared (deleted outside podpath): end this session and start the lab again"
+						_ = p.store.SetSandboxState(ctx, sb.Name, store.SandboxFailed, &msg)
+						p.capacity.release(sb.Name)
+						p.hub.publish(s.ID, Event{Type: EventState, Data: map[string]any{"state": store.SandboxFailed, "error": msg}})
+					}
 					continue
 				}
 				p.capacity.setHibernated(sb.Name, true)
@@ -447,8 +457,8 @@ func (p *platform) recover(ctx context.Context) error {
 		return err
 	}
 	for _, o := range orphans {
-		if !strings.HasPrefix(o, "ls-") {
-			continue // not a lab session's cluster (a CLI or test sandbox)
+		if !strings.HasPrefix(o, p.namePrefix()) {
+			continue // another server's, or a CLI or test sandbox
 		}
 		p.log.Warn("deleting a cluster no session owns", "sandbox", o)
 		if err := p.sandboxes.Delete(ctx, o); err != nil {

@@ -148,6 +148,11 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	baseCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	s.platform.ctx = baseCtx
+	inst, err := s.store.InstanceID(ctx)
+	if err != nil {
+		return fmt.Errorf("read this installation's id (run podpath migrate): %w", err)
+	}
+	s.platform.instance = inst
 	if err := s.platform.recover(ctx); err != nil {
 		return fmt.Errorf("find the clusters of active sessions: %w", err)
 	}
@@ -178,7 +183,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	shutCtx, done := context.WithTimeout(context.Background(), 20*time.Second)
 	defer done()
 	s.terms.closeAll()
-	err := srv.Shutdown(shutCtx)
+	err = srv.Shutdown(shutCtx)
 	cancel() // cancels provisioning; interrupted ones start over at the next start
 	s.platform.wg.Wait()
 	if errors.Is(err, http.ErrServerClosed) {

@@ -124,6 +124,14 @@ func (s *Store) CheckSchema(ctx context.Context) error {
 	return nil
 }
 
+// InstanceID is this installation's short random id, made by the first
+// migration.
+func (s *Store) InstanceID(ctx context.Context) (string, error) {
+	var id string
+	err := s.pool.QueryRow(ctx, "SELECT id FROM instance").Scan(&id)
+	return id, err
+}
+
 // tx runs fn in a transaction.
 func (s *Store) tx(ctx context.Context, fn func(pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, s.pool, fn)

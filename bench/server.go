@@ -1,0 +1,267 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/podpath/podpath/grader"
+	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/sandbox"
+	"github.com/podpath/podpath/server/terminal"
+)
+
+// ServerOptions tune `podpath bench server`.
+type ServerOptions struct {
+	Out io.Writer
+	// Terminals is the larger number of concurrent terminals.
+	Terminals int
+	// Keystrokes per terminal.
+	Keystrokes int
+	// Checks is how many times each check is judged.
+	Checks int
+	// Keep leaves the bench cluster running.
+	Keep bool
+}
+
+const benchCluster = "bench-server"
+
+// Server measures the terminal path (websocket, the pty bridge, docker exec,
+// bash in a real node) and check latency on a real cluster.
+func Server(ctx context.Context, o ServerOptions) error {
+	if o.Terminals == 0 {
+		o.Terminals = 50
+	}
+	if o.Keystrokes == 0 {
+		o.Keystrokes = 100
+	}
+	if o.Checks == 0 {
+		o.Checks = 50
+	}
+	out := o.Out
+	fmt.Fprintf(out, "machine: %s\n", Machine())
+	m := sandbox.NewManager()
+	if _, err := m.Get(ctx, benchCluster); err != nil {
+		fmt.Fprintf(out, "creating a 2-node cluster %s...\n", benchCluster)
+		if _, err := m.Create(ctx, sandbox.Spec{Name: benchCluster, Workers: 1}, nil); err != nil {
+			return err
+		}
+	}
+	if !o.Keep {
+		defer m.Delete(context.WithoutCancel(ctx), benchCluster)
+	}
+	target := m.Target(benchCluster)
+
+	// Each websocket gets its own shell on node01, through the same bridge
+	// the server uses.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cmd, err := target.AttachCommand(r.Context(), "node01")
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		sh, err := terminal.Start(cmd, 200, 50)
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		defer sh.Close()
+		conn, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		terminal.Serve(conn, sh, "node01", terminal.Limits{MaxMessage: 1 << 20, MessagesPerSecond: 10000, Burst: 10000}, nil)
+	}))
+	defer srv.Close()
+	wsURL := "ws" + strings.TrimPrefix(srv.URL, "http")
+
+	for _, n := range []int{1, o.Terminals} {
+		rtts, err := keystrokes(ctx, wsURL, n, o.Keystrokes)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "keystroke echo round trip, %d terminal(s), %d keystrokes: p50 %s, p99 %s\n",
+			n, len(rtts), percentile(rtts, 50).Round(10*time.Microsecond), percentile(rtts, 99).Round(10*time.Microsecond))
+	}
+	mbps, size, err := throughput(ctx, wsURL)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "terminal output throughput (cat of a %d MB file): %.1f MB/s\n", size/1e6, mbps)
+
+	lab := &labs.Lab{ID: "bench", Cluster: labs.Cluster{Workers: 1}, Files: func(string) ([]byte, error) { return nil, io.EOF }}
+	g := grader.New(target, lab)
+	for _, c := range []struct {
+		name  string
+		check labs.Check
+	}{
+		{"API-level (kube probe: pods in kube-system)", labs.Check{
+			Probe:  labs.Probe{Kube: &labs.KubeProbe{Resource: "pods", Namespace: "kube-system", JSONPath: "{.items[*].metadata.name}"}},
+			Expect: labs.Matcher{Count: &labs.Matcher{GE: ptr(1.0)}}}},
+		{"node-level (command probe on node01)", labs.Check{
+			Probe:  labs.Probe{Command: &labs.CommandProbe{Node: "node01", Run: "systemctl is-active kubelet"}},
+			Expect: labs.Matcher{Equals: ptr("active")}}},
+	} {
+		step := &labs.Step{Checks: []labs.Check{c.check}}
+		var ds []time.Duration
+		for i := 0; i < o.Checks+2; i++ {
+			res := g.CheckStep(ctx, step, grader.Options{NoWait: true})
+			if !res[0].Passed {
+				return fmt.Errorf("bench check %s failed: %s", c.name, res[0].Observed)
+			}
+			if i >= 2 { // the first readings warm up clients and caches
+				ds = append(ds, res[0].Duration)
+			}
+		}
+		fmt.Fprintf(out, "check latency, %s, %d checks: p50 %s, p95 %s\n", c.name, len(ds),
+			percentile(ds, 50).Round(100*time.Microsecond), percentile(ds, 95).Round(100*time.Microsecond))
+	}
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// keystrokes opens n terminals at once; each types k characters at human
+// speed (about 10 a second) and times each character's echo.
+func keystrokes(ctx context.Context, url string, n, k int) ([]time.Duration, error) {
+	var mu sync.Mutex
+	var all []time.Duration
+	var firstErr error
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d, err := typeInto(ctx, url, k)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+			all = append(all, d...)
+		}()
+	}
+	wg.Wait()
+	return all, firstErr
+}
+
+func typeInto(ctx context.Context, url string, k int) ([]time.Duration, error) {
+	conn, _, err := websocket.DefaultDialer.DialContext(ctx, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	data := make(chan []byte, 256)
+	go func() {
+		defer close(data)
+		for {
+			kind, b, err := conn.ReadMessage()
+			if err != nil {
+				return
+			}
+			if kind == websocket.BinaryMessage {
+				data <- b
+			}
+		}
+	}()
+	wait := func(want string, timeout time.Duration) error {
+		var buf bytes.Buffer
+		deadline := time.After(timeout)
+		for !strings.Contains(buf.String(), want) {
+			select {
+			case b, ok := <-data:
+				if !ok {
+					return fmt.Errorf("terminal closed while waiting for %q", want)
+				}
+				buf.Write(b)
+			case <-deadline:
+				return fmt.Errorf("no %q within %s", want, timeout)
+			}
+		}
+		return nil
+	}
+	// Wait for the shell, and turn off bracketed paste and the prompt so
+	// each keystroke echoes exactly itself.
+	conn.WriteMessage(websocket.BinaryMessage, []byte("bind 'set enable-bracketed-paste off'; PS1=; PROMPT_COMMAND=; echo READY-$((1+1))\r"))
+	if err := wait("READY-2", 60*time.Second); err != nil {
+		return nil, err
+	}
+	time.Sleep(200 * time.Millisecond)
+	for len(data) > 0 {
+		<-data
+	}
+	var rtts []time.Duration
+	for i := 0; i < k; i++ {
+		c := byte('a' + i%26)
+		start := time.Now()
+		conn.WriteMessage(websocket.BinaryMessage, []byte{c})
+		if err := wait(string(c), 10*time.Second); err != nil {
+			return rtts, err
+		}
+		rtts = append(rtts, time.Since(start))
+		if i%40 == 39 {
+			conn.WriteMessage(websocket.BinaryMessage, []byte{0x15}) // Ctrl-U clears the line
+			time.Sleep(50 * time.Millisecond)
+			for len(data) > 0 {
+				<-data
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return rtts, nil
+}
+
+// throughput cats a large file through a terminal and measures MB/s.
+func throughput(ctx context.Context, url string) (float64, int64, error) {
+	conn, _, err := websocket.DefaultDialer.DialContext(ctx, url, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer conn.Close()
+	const size = 100 << 20
+	conn.WriteMessage(websocket.BinaryMessage, []byte(fmt.Sprintf("head -c %d /dev/zero | tr '\\0' x | fold -w 120 > /tmp/big; echo MADE-$((2+2))\r", size)))
+	if err := readUntil(conn, "MADE-4", 120*time.Second, nil); err != nil {
+		return 0, 0, err
+	}
+	var n int64
+	start := time.Now()
+	conn.WriteMessage(websocket.BinaryMessage, []byte("cat /tmp/big; echo DONE-$((3+3))\r"))
+	if err := readUntil(conn, "DONE-6", 10*time.Minute, &n); err != nil {
+		return 0, 0, err
+	}
+	secs := time.Since(start).Seconds()
+	return float64(n) / 1e6 / secs, n, nil
+}
+
+func readUntil(conn *websocket.Conn, marker string, timeout time.Duration, count *int64) error {
+	conn.SetReadDeadline(time.Now().Add(timeout))
+	defer conn.SetReadDeadline(time.Time{})
+	var tail []byte
+	for {
+		kind, b, err := conn.ReadMessage()
+		if err != nil {
+			return fmt.Errorf("waiting for %s: %w", marker, err)
+		}
+		if kind != websocket.BinaryMessage {
+			continue
+		}
+		if count != nil {
+			*count += int64(len(b))
+		}
+		tail = append(tail, b...)
+		if bytes.Contains(tail, []byte(marker)) {
+			return nil
+		}
+		if len(tail) > 64 {
+			tail = tail[len(tail)-64:]
+		}
+	}
+}

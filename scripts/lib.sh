@@ -1,0 +1,106 @@
+# Shared by podpath's scripts: install what podpath needs on Debian and start
+# the services it uses. Everything here is idempotent; sourcing it does nothing.
+set -eu
+
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+GO_VERSION=1.26.8
+PODPATH="$REPO/bin/podpath"
+export PATH="/usr/local/go/bin:$PATH"
+export DATABASE_URL="${DATABASE_URL:-postgres://podpath:podpath@localhost:5432/podpath}"
+LOG_DIR=${PODPATH_LOG_DIR:-/var/log/podpath}
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+need_root() {
+  [ "$(id -u)" = 0 ] || die "run this as root (it installs packages and starts Docker and Postgres)"
+}
+
+# install_packages installs the Debian packages podpath needs that are missing.
+install_packages() {
+  want="docker.io postgresql debootstrap chromium gcc libc6-dev git curl ca-certificates unzip procps iproute2"
+  missing=""
+  for p in $want; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+  done
+  if [ -n "$missing" ]; then
+    say "installing Debian packages:$missing"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+  fi
+}
+
+# ensure_go installs Go $GO_VERSION from the Go module proxy when the machine
+# has no Go that new (Debian's is older).
+ensure_go() {
+  if command -v go >/dev/null 2>&1; then
+    have=$(go env GOVERSION | sed 's/^go//')
+    if [ "$(printf '%s\n%s\n' "$GO_VERSION" "$have" | sort -V | head -1)" = "$GO_VERSION" ]; then
+      return
+    fi
+  fi
+  say "installing Go $GO_VERSION from the Go module proxy"
+  proxy=$(go env GOPROXY 2>/dev/null | cut -d, -f1 || true)
+  [ -n "$proxy" ] && [ "$proxy" != direct ] && [ "$proxy" != off ] || proxy=https://proxy.golang.org
+  tmp=$(mktemp -d)
+  curl -fsSL -o "$tmp/go.zip" "$proxy/golang.org/toolchain/@v/v0.0.1-go$GO_VERSION.linux-amd64.zip"
+  unzip -q "$tmp/go.zip" -d "$tmp"
+  rm -rf /usr/local/go
+  mv "$tmp/golang.org/toolchain@v0.0.1-go$GO_VERSION.linux-amd64" /usr/local/go
+  chmod +x /usr/local/go/bin/* /usr/local/go/pkg/tool/*/* 2>/dev/null || true
+  rm -rf "$tmp"
+  go version
+}
+
+build_podpath() {
+  say "building podpath"
+  mkdir -p "$REPO/bin"
+  (cd "$REPO" && CGO_ENABLED=0 go build -o "$PODPATH" .)
+}
+
+# start_dockerd starts the Docker engine unless it answers already: through
+# systemd where it runs, by hand elsewhere (containers and CI have no init).
+start_dockerd() {
+  if docker info >/dev/null 2>&1; then return; fi
+  say "starting dockerd"
+  mkdir -p "$LOG_DIR"
+  if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
+    systemctl start docker
+  else
+    setsid nohup dockerd >"$LOG_DIR/dockerd.log" 2>&1 </dev/null &
+  fi
+  for _ in $(seq 1 60); do
+    docker info >/dev/null 2>&1 && return
+    sleep 1
+  done
+  tail -20 "$LOG_DIR/dockerd.log" 2>/dev/null || true
+  die "dockerd did not start within 60 s (log: $LOG_DIR/dockerd.log)"
+}
+
+# start_postgres starts the local PostgreSQL cluster and makes podpath's role
+# (allowed to create the test databases) and database.
+start_postgres() {
+  ver=$(ls /etc/postgresql 2>/dev/null | sort -V | tail -1)
+  [ -n "$ver" ] || die "PostgreSQL is not installed (apt-get install -y postgresql)"
+  if ! pg_isready -q -h localhost; then
+    say "starting PostgreSQL $ver"
+    pg_ctlcluster "$ver" main start
+    for _ in $(seq 1 30); do pg_isready -q -h localhost && break; sleep 1; done
+  fi
+  su postgres -c "psql -qtAc \"SELECT 1 FROM pg_roles WHERE rolname='podpath'\"" | grep -q 1 ||
+    su postgres -c "psql -qc \"CREATE ROLE podpath LOGIN CREATEDB PASSWORD 'podpath'\""
+  su postgres -c "psql -qtAc \"SELECT 1 FROM pg_database WHERE datname='podpath'\"" | grep -q 1 ||
+    su postgres -c "psql -qc 'CREATE DATABASE podpath OWNER podpath'"
+}
+
+# prepare_host applies podpath doctor's safe fixes (the runc wrapper where
+# the kernel refuses capabilities, inotify limits) and shows the rest.
+prepare_host() {
+  say "checking the host (podpath doctor --fix)"
+  "$PODPATH" doctor --fix || die "podpath doctor found problems it cannot fix (above)"
+}
+
+build_node_image() {
+  say "node image (built once, then reused while its inputs are unchanged)"
+  "$PODPATH" nodeimage build
+}

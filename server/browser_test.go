@@ -1,0 +1,137 @@
+package server_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/podpath/podpath/internal/browser"
+	"github.com/podpath/podpath/internal/testenv"
+)
+
+// poll waits until a JavaScript expression is truthy.
+func poll(ctx context.Context, t *testing.T, what, expr string, timeout time.Duration) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(250*time.Millisecond))); err != nil {
+		shot(ctx, t, "failed")
+		body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText.slice(0, 2000)`))
+		t.Fatalf("waiting for %s (%s): %v\npage text:\n%s", what, expr, err, body)
+	}
+}
+
+// shot saves a screenshot next to the test's other output, for debugging.
+func shot(ctx context.Context, t *testing.T, name string) {
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err == nil {
+		dir := os.Getenv("PODPATH_SCREENSHOTS")
+		if dir == "" {
+			dir = t.TempDir()
+		}
+		p := filepath.Join(dir, name+".png")
+		os.WriteFile(p, png, 0o644)
+		t.Logf("screenshot: %s", p)
+	}
+}
+
+func do(ctx context.Context, t *testing.T, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		shot(ctx, t, "failed")
+		t.Fatal(err)
+	}
+}
+
+// TestBrowser signs up in a real headless Chromium, starts a lab, waits for
+// the terminal prompt, types a command and reads its output, runs a step's
+// command with its button, presses Check and reads the result, and ends the
+// session.
+func TestBrowser(t *testing.T) {
+	if _, err := browser.Path(); err != nil {
+		testenv.Missing(t, "Chromium (apt-get install -y chromium)")
+	}
+	mgr := manager(t)
+	e := startServer(t, testConfig(testenv.Postgres(t)), mgr)
+	ctx, cancel, err := browser.New(context.Background(), 1366, 820)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cancel()
+	ctx, stop := context.WithTimeout(ctx, 15*time.Minute)
+	defer stop()
+
+	do(ctx, t,
+		chromedp.Navigate(e.url+"/signup"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=name]`), "Lin"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), "lin@example.com"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), "a good password"),
+		chromedp.Submit(chromedp.CSS(`input[name=password]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.lab-card[data-lab="yaml-to-process"] button.start`)),
+	)
+	who, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`.who`)))
+	if who != "Lin" {
+		t.Errorf("signed in as %q", who)
+	}
+	do(ctx, t, chromedp.Click(chromedp.CSS(`.lab-card[data-lab="yaml-to-process"] button.start`)))
+	poll(ctx, t, "the lab page", `location.pathname.startsWith("/sessions/")`, 30*time.Second)
+	sessionPath, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname`))
+	sessionID := strings.TrimPrefix(sessionPath, "/sessions/")
+	t.Cleanup(func() {
+		// Whatever happens, remove the cluster.
+		list, _ := mgr.List(context.Background())
+		for _, s := range list {
+			if strings.HasSuffix(s.Name, strings.ReplaceAll(sessionID, "-", "")[:12]) {
+				mgr.Delete(context.Background(), s.Name)
+			}
+		}
+	})
+	// The provisioning overlay shows stages while the cluster comes up.
+	poll(ctx, t, "provisioning stages", `document.querySelectorAll("#stages li").length > 0 || document.querySelector("#lab").dataset.state === "ready"`, 2*time.Minute)
+	shot(ctx, t, "provisioning")
+	poll(ctx, t, "the cluster", `document.querySelector("#lab").dataset.state === "ready"`, 10*time.Minute)
+
+	// The terminal of the first node shows a prompt; typing runs commands.
+	const term = `document.querySelector('.term:not([hidden]) .xterm-rows')`
+	poll(ctx, t, "the shell prompt", term+` && `+term+`.innerText.includes("root@controlplane")`, 60*time.Second)
+	do(ctx, t,
+		chromedp.Click(chromedp.CSS(`.term:not([hidden]) .xterm-screen`)),
+		chromedp.Focus(chromedp.CSS(`.term:not([hidden]) textarea`)),
+		browser.InsertText("echo podpath-$((6*7))\r"),
+	)
+	poll(ctx, t, "the command's output", term+`.innerText.includes("podpath-42")`, 30*time.Second)
+
+	// A step's "run in terminal" button types its command in the right tab.
+	do(ctx, t, chromedp.Click(chromedp.CSS(`#step-body pre[data-node="controlplane"] .code-run`)))
+	poll(ctx, t, "the step command's output", term+`.innerText.includes("kube-scheduler.yaml")`, 30*time.Second)
+
+	// Check judges the real cluster: nothing is done yet, so it fails with
+	// what it observed and a hint.
+	do(ctx, t, chromedp.Click(chromedp.CSS(`#check-btn`)))
+	poll(ctx, t, "check results", `document.querySelectorAll("#results .result").length >= 2`, 60*time.Second)
+	results, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#results`)))
+	if !strings.Contains(results, "✗") || !strings.Contains(results, "Observed") {
+		t.Errorf("check results: %q", results)
+	}
+	shot(ctx, t, "lab-page")
+
+	// The node01 tab is a shell on the worker.
+	do(ctx, t, chromedp.Click(chromedp.CSS(`.term-tab[data-node="node01"]`)))
+	poll(ctx, t, "the node01 prompt", term+` && `+term+`.innerText.includes("root@node01")`, 60*time.Second)
+
+	// Ending the session deletes its cluster.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(window.confirm = () => true, true)`)); err != nil {
+		t.Fatal(err)
+	}
+	do(ctx, t, chromedp.Click(chromedp.CSS(`#end-form button`)))
+	poll(ctx, t, "the labs page", `location.pathname === "/"`, 2*time.Minute)
+	list, _ := mgr.List(context.Background())
+	for _, s := range list {
+		if strings.HasSuffix(s.Name, strings.ReplaceAll(sessionID, "-", "")[:12]) {
+			t.Errorf("cluster %s still exists after the session ended", s.Name)
+		}
+	}
+}

@@ -1,0 +1,231 @@
+package server_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/podpath/podpath/internal/testenv"
+	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/sandbox"
+	"github.com/podpath/podpath/server"
+	"github.com/podpath/podpath/store"
+)
+
+// env is a running podpath server on a real database.
+type env struct {
+	t      *testing.T
+	url    string
+	dbURL  string
+	store  *store.Store
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func testConfig(dbURL string) server.Config {
+	cfg := server.DefaultConfig()
+	cfg.DatabaseURL = dbURL
+	cfg.Listen = "127.0.0.1:0"
+	cfg.CapacityCPU, cfg.CapacityMemory = 4, 8192
+	return cfg
+}
+
+// startServer runs a server until the test ends (or stop is called).
+func startServer(t *testing.T, cfg server.Config, mgr server.Sandboxes) *env {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	all, ps := labs.Builtin()
+	if len(ps) > 0 {
+		t.Fatalf("built-in labs: %v", ps)
+	}
+	level := slog.LevelWarn
+	if os.Getenv("PODPATH_TEST_LOG") != "" {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	srv, err := server.New(cfg, server.Deps{Store: st, Sandboxes: mgr, Labs: all, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	e := &env{t: t, url: "http://" + ln.Addr().String(), dbURL: cfg.DatabaseURL, store: st, cancel: cancel, done: make(chan error, 1)}
+	go func() { e.done <- srv.Run(runCtx, ln) }()
+	t.Cleanup(e.stop)
+	for range 100 {
+		if res, err := http.Get(e.url + "/readyz"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				return e
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatal("server not ready")
+	return nil
+}
+
+// stop shuts the server down gracefully and waits for it.
+func (e *env) stop() {
+	if e.cancel == nil {
+		return
+	}
+	e.cancel()
+	select {
+	case err := <-e.done:
+		if err != nil {
+			e.t.Errorf("server shutdown: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		e.t.Error("server did not shut down within 60 s")
+	}
+	e.cancel = nil
+	e.store.Close()
+}
+
+// client is an API client with a cookie jar, as a browser script would be.
+type client struct {
+	t    *testing.T
+	base string
+	http *http.Client
+	csrf string
+}
+
+func newClient(t *testing.T, base string) *client {
+	jar, _ := cookiejar.New(nil)
+	return &client{t: t, base: base, http: &http.Client{Jar: jar, Timeout: 5 * time.Minute}}
+}
+
+type response struct {
+	status int
+	body   []byte
+}
+
+func (r response) json(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.body, v); err != nil {
+		t.Fatalf("response %d is not JSON: %s", r.status, r.body)
+	}
+}
+
+func (r response) errorMessage() string {
+	var e struct{ Error string }
+	json.Unmarshal(r.body, &e)
+	return e.Error
+}
+
+// do sends a request; body may be a string (sent as JSON) or nil.
+func (c *client) do(method, path string, body any, headers ...string) response {
+	c.t.Helper()
+	var rd io.Reader
+	if s, ok := body.(string); ok {
+		rd = strings.NewReader(s)
+	} else if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, c.base+path, rd)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.csrf != "" {
+		req.Header.Set("X-CSRF-Token", c.csrf)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := c.http.Do(req)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return response{status: res.StatusCode, body: b}
+}
+
+// signup creates an account and keeps its cookie and CSRF token.
+func (c *client) signup(email string) int64 {
+	c.t.Helper()
+	r := c.do("POST", "/api/signup", map[string]string{"email": email, "password": "correct horse", "name": "Test"})
+	if r.status != 201 {
+		c.t.Fatalf("signup %s: %d %s", email, r.status, r.body)
+	}
+	var out struct {
+		User      store.User
+		CSRFToken string
+	}
+	r.json(c.t, &out)
+	c.csrf = out.CSRFToken
+	return out.User.ID
+}
+
+// sse reads server-sent events until fn returns true or the time is up.
+func (c *client) sse(path string, timeout time.Duration, fn func(event string, data []byte) bool) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", c.base+path, nil)
+	// A stream outlives the client's request timeout.
+	res, err := (&http.Client{Jar: c.http.Jar}).Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		c.t.Fatalf("events: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	event := ""
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			if fn(event, []byte(strings.TrimPrefix(line, "data: "))) {
+				return
+			}
+		}
+	}
+	c.t.Fatalf("event stream ended before the awaited event (%v)", ctx.Err())
+}
+
+// manager is the real sandbox manager tests provision clusters with.
+func manager(t *testing.T) *sandbox.Manager {
+	t.Helper()
+	testenv.NodeImage(t)
+	return sandbox.NewManager()
+}
+
+func mustURL(s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return u
+}

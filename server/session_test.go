@@ -1,0 +1,324 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/podpath/podpath/internal/dockercli"
+	"github.com/podpath/podpath/internal/testenv"
+	"github.com/podpath/podpath/sandbox"
+	"github.com/podpath/podpath/server/terminal"
+)
+
+type sessionView struct {
+	ID        string
+	State     string
+	EndReason *string
+	ExpiresAt time.Time
+	Deadline  time.Time
+	Sandbox   struct {
+		Name     string
+		State    string
+		Error    *string
+		Progress []sandbox.Event
+		Nodes    []sandbox.Node
+	}
+	Steps []struct {
+		ID, Status string
+		Attempts   int
+	}
+}
+
+type attemptView struct {
+	Passed  bool
+	Kind    string
+	Results []struct {
+		Passed   bool
+		Observed string
+		Feedback map[string]string
+	}
+}
+
+// term is a terminal websocket client.
+type term struct {
+	t    *testing.T
+	conn *websocket.Conn
+	out  chan []byte
+	ctl  chan terminal.Control
+	buf  strings.Builder
+}
+
+func (c *client) terminal(sessionID, node string, origin string) (*term, *http.Response, error) {
+	u := "ws" + strings.TrimPrefix(c.base, "http") + "/api/sessions/" + sessionID + "/terminal/" + node + "?cols=80&rows=24"
+	h := http.Header{}
+	if origin != "" {
+		h.Set("Origin", origin)
+	}
+	for _, ck := range c.http.Jar.Cookies(mustURL(c.base)) {
+		h.Add("Cookie", ck.Name+"="+ck.Value)
+	}
+	conn, res, err := websocket.DefaultDialer.Dial(u, h)
+	if err != nil {
+		return nil, res, err
+	}
+	tm := &term{t: c.t, conn: conn, out: make(chan []byte, 1024), ctl: make(chan terminal.Control, 64)}
+	go func() {
+		defer close(tm.out)
+		for {
+			kind, data, err := conn.ReadMessage()
+			if err != nil {
+				return
+			}
+			if kind == websocket.BinaryMessage {
+				tm.out <- data
+			} else {
+				var ctl terminal.Control
+				json.Unmarshal(data, &ctl)
+				tm.ctl <- ctl
+			}
+		}
+	}()
+	return tm, res, nil
+}
+
+func (tm *term) send(s string) {
+	tm.t.Helper()
+	if err := tm.conn.WriteMessage(websocket.BinaryMessage, []byte(s)); err != nil {
+		tm.t.Fatal(err)
+	}
+}
+
+func (tm *term) resize(cols, rows int) {
+	b, _ := json.Marshal(terminal.Control{Type: "resize", Cols: uint16(cols), Rows: uint16(rows)})
+	tm.conn.WriteMessage(websocket.TextMessage, b)
+}
+
+// waitFor reads output until it contains want.
+func (tm *term) waitFor(want string, timeout time.Duration) string {
+	tm.t.Helper()
+	deadline := time.After(timeout)
+	for !strings.Contains(tm.buf.String(), want) {
+		select {
+		case b, ok := <-tm.out:
+			if !ok {
+				tm.t.Fatalf("terminal closed before %q appeared; output:\n%s", want, tm.buf.String())
+			}
+			tm.buf.Write(b)
+		case <-deadline:
+			tm.t.Fatalf("no %q in the terminal within %s; output:\n%s", want, timeout, tm.buf.String())
+		}
+	}
+	return tm.buf.String()
+}
+
+// TestLabSession runs a lab session end to end against a real cluster:
+// provisioning progress, the terminal on a real node, checks and skips,
+// hibernation, a server restart, and the idle timeout.
+func TestLabSession(t *testing.T) {
+	mgr := manager(t)
+	db := testenv.Postgres(t)
+	cfg := testConfig(db)
+	cfg.HibernateAfter = 25 * time.Second
+	e := startServer(t, cfg, mgr)
+	ada := newClient(t, e.url)
+	ada.signup("ada@example.com")
+
+	r := ada.do("POST", "/api/labs/yaml-to-process/sessions", nil)
+	if r.status != 201 {
+		t.Fatalf("start: %d %s", r.status, r.body)
+	}
+	var sess sessionView
+	r.json(t, &sess)
+	t.Cleanup(func() { mgr.Delete(context.Background(), sess.Sandbox.Name) })
+	if r := ada.do("POST", "/api/labs/yaml-to-process/sessions", nil); r.status != 409 || !strings.Contains(string(r.body), sess.ID) {
+		t.Errorf("second start: %d %s, want 409 naming the active session", r.status, r.body)
+	}
+
+	// Provisioning progress streams until the cluster is ready.
+	var stages []string
+	ada.sse("/api/sessions/"+sess.ID+"/events", 10*time.Minute, func(event string, data []byte) bool {
+		switch event {
+		case "progress":
+			var ev sandbox.Event
+			json.Unmarshal(data, &ev)
+			if ev.Done {
+				stages = append(stages, ev.Stage)
+			}
+		case "state":
+			var st struct{ State string }
+			json.Unmarshal(data, &st)
+			if st.State == "failed" {
+				t.Fatalf("provisioning failed: %s", data)
+			}
+			return st.State == "ready"
+		case "session":
+			var v sessionView
+			json.Unmarshal(data, &v)
+			return v.Sandbox.State == "ready"
+		}
+		return false
+	})
+	for _, want := range []string{"nodes", "control-plane", "cni", "nodes-ready", "pod-network", "lab-setup"} {
+		if !strings.Contains(strings.Join(stages, " "), want) {
+			t.Errorf("progress events %v lack stage %s", stages, want)
+		}
+	}
+	ada.do("GET", "/api/sessions/"+sess.ID, nil).json(t, &sess)
+	if sess.Sandbox.State != "ready" || len(sess.Sandbox.Nodes) != 2 || sess.Sandbox.Nodes[1].Alias != "node01" {
+		t.Fatalf("session after provisioning: %+v", sess.Sandbox)
+	}
+
+	t.Run("terminal on a real node", func(t *testing.T) {
+		tm, _, err := ada.terminal(sess.ID, "node01", e.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tm.send("echo $((6*7))\r")
+		tm.waitFor("42\r\n", 30*time.Second)
+		tm.send("hostname\r")
+		tm.waitFor("node01\r\n", 10*time.Second)
+		tm.resize(100, 30)
+		time.Sleep(200 * time.Millisecond)
+		tm.send("stty size\r")
+		tm.waitFor("30 100", 10*time.Second)
+		tm.send("echo marker-$((40+2))\r")
+		tm.waitFor("marker-42", 10*time.Second)
+		tm.conn.Close()
+
+		// A reload attaches to the same shell and replays what it missed.
+		again, _, err := ada.terminal(sess.ID, "node01", e.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hello := <-again.ctl
+		if hello.Type != "hello" || hello.Replayed == 0 {
+			t.Errorf("hello after reconnect: %+v", hello)
+		}
+		again.waitFor("marker-42", 10*time.Second)
+		again.send("stty size\r")
+		again.waitFor("30 100\r\n30 100", 10*time.Second) // the same pty kept its size
+		again.conn.Close()
+
+		// Only the owner may attach, and only from this site.
+		bob := newClient(t, e.url)
+		bob.signup("bob@example.com")
+		if _, res, err := bob.terminal(sess.ID, "node01", e.url); err == nil || res == nil || res.StatusCode != 404 {
+			t.Errorf("another user's attach: %v %v", err, res)
+		}
+		if _, res, err := ada.terminal(sess.ID, "node01", "https://evil.example"); err == nil || res == nil || res.StatusCode != 403 {
+			t.Errorf("cross-origin attach: %v %v", err, res)
+		}
+		if _, res, err := ada.terminal(sess.ID, "node09", e.url); err == nil || res == nil || res.StatusCode != 404 {
+			t.Errorf("attach to an unknown node: %v %v", err, res)
+		}
+	})
+
+	t.Run("check, hints and skip", func(t *testing.T) {
+		var a attemptView
+		ada.do("POST", "/api/sessions/"+sess.ID+"/steps/stop-scheduler/check", map[string]string{}).json(t, &a)
+		if a.Passed || len(a.Results) != 2 || a.Results[0].Passed || a.Results[0].Observed != "0" || a.Results[0].Feedback["en"] == "" {
+			t.Errorf("first check: %+v", a)
+		}
+		first := a.Results[0].Feedback["en"]
+		ada.do("POST", "/api/sessions/"+sess.ID+"/steps/stop-scheduler/check", nil).json(t, &a)
+		if a.Results[0].Feedback["en"] == first {
+			t.Errorf("the second failure shows the same hint: %q", first)
+		}
+		if r := ada.do("POST", "/api/sessions/"+sess.ID+"/steps/no-such-step/check", nil); r.status != 404 {
+			t.Errorf("unknown step: %d %s", r.status, r.body)
+		}
+		if r := ada.do("POST", "/api/sessions/"+sess.ID+"/steps/stop-scheduler/check", `{"answer": 5}`); r.status != 400 {
+			t.Errorf("answer of the wrong type: %d %s", r.status, r.body)
+		}
+		ada.do("POST", "/api/sessions/"+sess.ID+"/steps/stop-scheduler/solve", nil).json(t, &a)
+		if !a.Passed || a.Kind != "skip" {
+			t.Errorf("skip: %+v", a)
+		}
+		ada.do("GET", "/api/sessions/"+sess.ID, nil).json(t, &sess)
+		if sess.Steps[0].Status != "skipped" || sess.Steps[0].Attempts != 3 || sess.Steps[1].Status != "pending" {
+			t.Errorf("steps after the skip: %+v", sess.Steps)
+		}
+	})
+
+	t.Run("idle cluster hibernates and wakes", func(t *testing.T) {
+		deadline := time.Now().Add(2 * time.Minute)
+		for time.Now().Before(deadline) {
+			ada.do("GET", "/api/sessions/"+sess.ID, nil).json(t, &sess)
+			if sess.Sandbox.State == "hibernated" {
+				break
+			}
+			time.Sleep(3 * time.Second)
+		}
+		if sess.Sandbox.State != "hibernated" {
+			t.Fatalf("cluster is %s 2 min after the last activity, want hibernated", sess.Sandbox.State)
+		}
+		state, _ := dockercli.Output(context.Background(), "inspect", "-f", "{{.State.Status}}", sess.Sandbox.Nodes[0].Container)
+		if state != "paused" {
+			t.Errorf("control-plane container is %q while hibernated", state)
+		}
+		var a attemptView
+		r := ada.do("POST", "/api/sessions/"+sess.ID+"/steps/apply/check", nil)
+		r.json(t, &a)
+		if r.status != 200 || len(a.Results) == 0 {
+			t.Fatalf("check on a hibernated cluster: %d %s", r.status, r.body)
+		}
+		ada.do("GET", "/api/sessions/"+sess.ID, nil).json(t, &sess)
+		if sess.Sandbox.State != "ready" {
+			t.Errorf("after a check the cluster is %s", sess.Sandbox.State)
+		}
+	})
+
+	t.Run("progress and cluster survive a restart", func(t *testing.T) {
+		e.stop()
+		e2 := startServer(t, cfg, mgr)
+		ada.base = e2.url
+		ada.do("GET", "/api/sessions/"+sess.ID, nil).json(t, &sess)
+		if sess.Sandbox.State != "ready" || sess.Steps[0].Status != "skipped" {
+			t.Fatalf("after restart: %+v %+v", sess.Sandbox.State, sess.Steps)
+		}
+		tm, _, err := ada.terminal(sess.ID, "controlplane", e2.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tm.send("kubectl get nodes -o name\r")
+		tm.waitFor("node/node01", 30*time.Second)
+		tm.conn.Close()
+		var ext sessionView
+		r := ada.do("POST", "/api/sessions/"+sess.ID+"/extend", nil)
+		r.json(t, &ext)
+		if r.status != 200 || !ext.ExpiresAt.After(sess.ExpiresAt) {
+			t.Errorf("extend: %d, expiry %s -> %s", r.status, sess.ExpiresAt, ext.ExpiresAt)
+		}
+		e2.stop()
+
+		// A server with a short idle timeout ends the forgotten session
+		// and deletes its cluster.
+		short := cfg
+		short.IdleTimeout, short.HibernateAfter = 20*time.Second, 10*time.Second
+		e3 := startServer(t, short, mgr)
+		ada.base = e3.url
+		deadline := time.Now().Add(2 * time.Minute)
+		for time.Now().Before(deadline) {
+			ada.do("GET", "/api/sessions/"+sess.ID, nil).json(t, &sess)
+			if sess.State == "ended" && sess.Sandbox.State == "deleted" {
+				break
+			}
+			time.Sleep(3 * time.Second)
+		}
+		if sess.State != "ended" || sess.EndReason == nil || *sess.EndReason != "idle" || sess.Sandbox.State != "deleted" {
+			t.Fatalf("idle session: %s %v, cluster %s", sess.State, sess.EndReason, sess.Sandbox.State)
+		}
+		if _, err := mgr.Get(context.Background(), sess.Sandbox.Name); err == nil {
+			t.Error("the ended session's cluster still exists")
+		}
+		if r := ada.do("POST", "/api/sessions/"+sess.ID+"/steps/apply/check", nil); r.status != 410 {
+			t.Errorf("check on an ended session: %d %s", r.status, r.body)
+		}
+	})
+}
