@@ -28,6 +28,9 @@ func serveCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := newLogger(logLevel)
 			ctx := cmd.Context()
+			if err := cfg.Validate(); err != nil {
+				return err
+			}
 			all, problems := labs.Catalog(cfg.LabDirs...)
 			if len(problems) > 0 {
 				return fmt.Errorf("the labs have problems (podpath labs validate shows them):\n%w", problems)

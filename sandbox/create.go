@@ -11,6 +11,7 @@ import (
 
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/kind/pkg/cluster"
+	kindexec "sigs.k8s.io/kind/pkg/exec"
 
 	"github.com/podpath/podpath/internal/dockercli"
 )
@@ -111,13 +112,13 @@ func (m *Manager) Create(ctx context.Context, spec Spec, progress func(Event)) (
 	var evMu sync.Mutex
 	current := ""
 	emit := func(stage string, done, failed bool) {
-		if progress == nil {
-			return
-		}
 		evMu.Lock()
 		defer evMu.Unlock()
 		if !done {
 			current = stage
+		}
+		if progress == nil {
+			return
 		}
 		progress(Event{Stage: stage, Title: StageTitles[stage], Done: done, Failed: failed, Elapsed: time.Since(start)})
 	}
@@ -219,7 +220,7 @@ func (m *Manager) kindCreate(ctx context.Context, spec Spec, onStatus func(title
 	select {
 	case err := <-done:
 		if err != nil {
-			return fmt.Errorf("kind create: %w", err)
+			return fmt.Errorf("kind create: %w%s", err, kindOutput(err))
 		}
 		return ctx.Err()
 	case <-ctx.Done():
@@ -248,6 +249,20 @@ func kindConfig(spec Spec) *v1alpha4.Cluster {
 		})
 	}
 	return cfg
+}
+
+// kindOutput quotes the end of a failed command's output, which kind keeps
+// out of its error message.
+func kindOutput(err error) string {
+	re := kindexec.RunErrorForError(err)
+	if re == nil || len(re.Output) == 0 {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(string(re.Output)), "\n")
+	if len(lines) > 15 {
+		lines = lines[len(lines)-15:]
+	}
+	return ": " + strings.Join(lines, "\n")
 }
 
 func nodeNamePatch(kind, name string) string {

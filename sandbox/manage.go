@@ -115,6 +115,21 @@ func (m *Manager) Delete(ctx context.Context, name string) error {
 	if err := ValidateName(name); err != nil {
 		return err
 	}
+	// A frozen process cannot die: docker rm -f of a paused node waits
+	// forever on cgroup v1. Thaw hibernated nodes first.
+	if info, err := m.Get(ctx, name); err == nil {
+		var paused []string
+		for _, n := range info.Nodes {
+			if n.State == "paused" {
+				paused = append(paused, n.Container)
+			}
+		}
+		if len(paused) > 0 {
+			if err := dockercli.Run(ctx, append([]string{"unpause"}, paused...)...); err != nil {
+				return fmt.Errorf("wake hibernated sandbox %s before deleting it: %w", name, err)
+			}
+		}
+	}
 	if err := m.provider.Delete(kindName(name), m.kindKubeconfig()); err != nil {
 		return fmt.Errorf("delete sandbox %s: %w", name, err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/podpath/podpath/internal/dockercli"
 	"github.com/podpath/podpath/internal/testenv"
 	"github.com/podpath/podpath/sandbox"
+	"github.com/podpath/podpath/sandbox/hostfix"
 	"github.com/podpath/podpath/sandbox/nodeimage"
 )
 
@@ -345,6 +346,22 @@ func TestBadInput(t *testing.T) {
 	}
 	if err := m.Delete(ctx, "never-made"); err != nil {
 		t.Errorf("deleting a missing sandbox: %v", err)
+	}
+
+	// A cluster that fails to start says where it failed and leaves nothing
+	// behind: an image that is not a kind node cannot even start a node.
+	if _, err := hostfix.ProbeCapabilities(ctx); err != nil {
+		t.Fatal(err) // also makes the small probe image used here
+	}
+	_, err := m.Create(ctx, sandbox.Spec{Name: "t-broken", Image: "podpath/probe:capabilities"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "Node containers") {
+		t.Errorf("create from a non-node image: %v", err)
+	}
+	if out, _ := dockercli.Output(ctx, "ps", "-a", "-q", "--filter", "label=io.x-k8s.kind.cluster=podpath-t-broken"); out != "" {
+		t.Errorf("a failed create left containers: %s", out)
+	}
+	if out, _ := dockercli.Output(ctx, "network", "ls", "-q", "--filter", "name=^podpath-t-broken$"); out != "" {
+		t.Errorf("a failed create left its network: %s", out)
 	}
 	if _, err := m.Exec(ctx, "never-made", "controlplane", []string{"true"}, nil, nil, nil); err == nil {
 		t.Error("exec in a missing sandbox succeeded")

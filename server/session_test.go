@@ -54,7 +54,7 @@ type term struct {
 	buf  strings.Builder
 }
 
-func (c *client) terminal(sessionID, node string, origin string) (*term, *http.Response, error) {
+func (c *client) terminal(t *testing.T, sessionID, node string, origin string) (*term, *http.Response, error) {
 	u := "ws" + strings.TrimPrefix(c.base, "http") + "/api/sessions/" + sessionID + "/terminal/" + node + "?cols=80&rows=24"
 	h := http.Header{}
 	if origin != "" {
@@ -67,7 +67,7 @@ func (c *client) terminal(sessionID, node string, origin string) (*term, *http.R
 	if err != nil {
 		return nil, res, err
 	}
-	tm := &term{t: c.t, conn: conn, out: make(chan []byte, 1024), ctl: make(chan terminal.Control, 64)}
+	tm := &term{t: t, conn: conn, out: make(chan []byte, 1024), ctl: make(chan terminal.Control, 64)}
 	go func() {
 		defer close(tm.out)
 		for {
@@ -175,12 +175,12 @@ func TestLabSession(t *testing.T) {
 	}
 
 	t.Run("terminal on a real node", func(t *testing.T) {
-		tm, _, err := ada.terminal(sess.ID, "node01", e.url)
+		tm, _, err := ada.terminal(t, sess.ID, "node01", e.url)
 		if err != nil {
 			t.Fatal(err)
 		}
 		tm.send("echo $((6*7))\r")
-		tm.waitFor("42\r\n", 30*time.Second)
+		tm.waitFor("42\r\n", 90*time.Second)
 		tm.send("hostname\r")
 		tm.waitFor("node01\r\n", 10*time.Second)
 		tm.resize(100, 30)
@@ -192,7 +192,7 @@ func TestLabSession(t *testing.T) {
 		tm.conn.Close()
 
 		// A reload attaches to the same shell and replays what it missed.
-		again, _, err := ada.terminal(sess.ID, "node01", e.url)
+		again, _, err := ada.terminal(t, sess.ID, "node01", e.url)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,13 +208,13 @@ func TestLabSession(t *testing.T) {
 		// Only the owner may attach, and only from this site.
 		bob := newClient(t, e.url)
 		bob.signup("bob@example.com")
-		if _, res, err := bob.terminal(sess.ID, "node01", e.url); err == nil || res == nil || res.StatusCode != 404 {
+		if _, res, err := bob.terminal(t, sess.ID, "node01", e.url); err == nil || res == nil || res.StatusCode != 404 {
 			t.Errorf("another user's attach: %v %v", err, res)
 		}
-		if _, res, err := ada.terminal(sess.ID, "node01", "https://evil.example"); err == nil || res == nil || res.StatusCode != 403 {
+		if _, res, err := ada.terminal(t, sess.ID, "node01", "https://evil.example"); err == nil || res == nil || res.StatusCode != 403 {
 			t.Errorf("cross-origin attach: %v %v", err, res)
 		}
-		if _, res, err := ada.terminal(sess.ID, "node09", e.url); err == nil || res == nil || res.StatusCode != 404 {
+		if _, res, err := ada.terminal(t, sess.ID, "node09", e.url); err == nil || res == nil || res.StatusCode != 404 {
 			t.Errorf("attach to an unknown node: %v %v", err, res)
 		}
 	})
@@ -282,12 +282,12 @@ func TestLabSession(t *testing.T) {
 		if sess.Sandbox.State != "ready" || sess.Steps[0].Status != "skipped" {
 			t.Fatalf("after restart: %+v %+v", sess.Sandbox.State, sess.Steps)
 		}
-		tm, _, err := ada.terminal(sess.ID, "controlplane", e2.url)
+		tm, _, err := ada.terminal(t, sess.ID, "controlplane", e2.url)
 		if err != nil {
 			t.Fatal(err)
 		}
 		tm.send("kubectl get nodes -o name\r")
-		tm.waitFor("node/node01", 30*time.Second)
+		tm.waitFor("node/node01", 90*time.Second)
 		tm.conn.Close()
 		var ext sessionView
 		r := ada.do("POST", "/api/sessions/"+sess.ID+"/extend", nil)

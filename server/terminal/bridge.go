@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -178,6 +179,9 @@ func Serve(conn *websocket.Conn, sh *Shell, node string, limits Limits, onInput 
 				case <-sh.Done():
 					code := sh.ExitCode()
 					reason := fmt.Sprintf("the shell on %s exited with code %d", node, code)
+					if msg := lastLine(sh.Stderr()); msg != "" && code != 0 {
+						reason += ": " + msg
+					}
 					sendControl(Control{Type: "exit", Code: &code, Reason: reason})
 					closeWith(CloseShellExited, reason)
 					return nil
@@ -210,3 +214,14 @@ func Serve(conn *websocket.Conn, sh *Shell, node string, limits Limits, onInput 
 }
 
 var errFlood = errors.New("client sent too many messages")
+
+// lastLine keeps a close reason within the 123 bytes a close frame allows.
+func lastLine(s string) string {
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if len(s) > 60 {
+		s = s[:60]
+	}
+	return s
+}

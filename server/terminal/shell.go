@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -31,18 +32,51 @@ type Shell struct {
 	done     chan struct{}
 	exitCode int
 	exitErr  error
+	stderr   tailBuffer
 }
 
-// Start runs cmd under a new pty of the given size.
+// tailBuffer keeps the last few lines written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 2048 {
+		t.buf = t.buf[len(t.buf)-2048:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.buf))
+}
+
+// Stderr is what the command itself (not the shell) last complained about.
+func (s *Shell) Stderr() string { return s.stderr.String() }
+
+// Start runs cmd under a new pty of the given size. The command's own
+// stderr (not the shell's, which goes through the pty) is kept apart: the
+// docker CLI prints its complaints there ("failed to resize tty"), and they
+// belong in the exit reason, not on the learner's screen.
 func Start(cmd *exec.Cmd, cols, rows uint16) (*Shell, error) {
 	if cols == 0 || rows == 0 {
 		cols, rows = 80, 24
+	}
+	s := &Shell{cmd: cmd, done: make(chan struct{})}
+	if cmd.Stderr == nil {
+		cmd.Stderr = &s.stderr
 	}
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: cols, Rows: rows})
 	if err != nil {
 		return nil, err
 	}
-	s := &Shell{cmd: cmd, pty: f, done: make(chan struct{})}
+	s.pty = f
 	go s.readLoop()
 	return s, nil
 }

@@ -1,0 +1,109 @@
+package cli_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/podpath/podpath/internal/testenv"
+)
+
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "podpath-cli-")
+	if err != nil {
+		panic(err)
+	}
+	bin = filepath.Join(dir, "podpath")
+	build := exec.Command("go", "build", "-o", bin, "..")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		panic(string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// podpath runs the binary and returns its output and exit code.
+func podpath(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
+
+func TestLabsValidate(t *testing.T) {
+	out, errOut, code := podpath(t, nil, "labs", "validate")
+	if code != 0 || !strings.Contains(out, "no problems") {
+		t.Errorf("built-in labs: %d %s %s", code, out, errOut)
+	}
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "broken"), 0o755)
+	os.WriteFile(filepath.Join(dir, "broken", "lab.yaml"), []byte("id: broken\ntitle: {en: B}\nsummary: {en: S}\nlevel: beginner\nminutes: 5\nsteps:\n  - id: one\n    title: {en: One}\n    layers: [kubelet]\n    checks:\n      - name: {en: c}\n        probe: {shell: {run: x}}\n        expect: {equals: x}\n        hints: [{en: h}]\n    solve: [{run: \"true\"}]\n"), 0o644)
+	_, errOut, code = podpath(t, nil, "labs", "validate", dir)
+	if code != 1 || !strings.Contains(errOut, "broken/lab.yaml:12: unknown probe \"shell\"") {
+		t.Errorf("broken lab: exit %d, stderr %s", code, errOut)
+	}
+	_, errOut, code = podpath(t, nil, "labs", "validate", filepath.Join(dir, "nope"))
+	if code != 1 || !strings.Contains(errOut, "not a folder of labs") {
+		t.Errorf("missing folder: exit %d, %s", code, errOut)
+	}
+	_, errOut, code = podpath(t, nil, "labs", "test", "no-such-lab")
+	if code != 1 || !strings.Contains(errOut, `no lab "no-such-lab"; labs are yaml-to-process`) {
+		t.Errorf("labs test of an unknown lab: exit %d, %s", code, errOut)
+	}
+}
+
+func TestSandboxBadInput(t *testing.T) {
+	_, errOut, code := podpath(t, nil, "sandbox", "create", "Bad_Name")
+	if code != 1 || !strings.Contains(errOut, "invalid sandbox name") {
+		t.Errorf("bad name: %d %s", code, errOut)
+	}
+	testenv.Docker(t)
+	_, errOut, code = podpath(t, nil, "sandbox", "exec", "never-made", "controlplane", "--", "true")
+	if code != 1 || !strings.Contains(errOut, `sandbox "never-made": sandbox not found`) {
+		t.Errorf("exec in a missing sandbox: %d %s", code, errOut)
+	}
+	out, _, code := podpath(t, nil, "sandbox", "delete", "never-made")
+	if code != 0 || !strings.Contains(out, "deleted never-made") {
+		t.Errorf("deleting a missing sandbox: %d %s", code, out)
+	}
+}
+
+func TestNodeimageTagAndDoctor(t *testing.T) {
+	out, _, code := podpath(t, nil, "nodeimage", "tag")
+	if code != 0 || !strings.HasPrefix(out, "podpath/node:v1.34.4-") {
+		t.Errorf("tag: %d %q", code, out)
+	}
+	testenv.Docker(t)
+	out, _, _ = podpath(t, nil, "doctor")
+	for _, want := range []string{"docker", "capabilities", "cgroups", "inotify", "memory"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor output lacks %s:\n%s", want, out)
+		}
+	}
+}
+
+func TestServeSaysWhatIsWrong(t *testing.T) {
+	_, errOut, code := podpath(t, []string{"DATABASE_URL=postgres://nobody:x@127.0.0.1:1/none"}, "serve", "--listen", "127.0.0.1:0")
+	if code != 1 || !strings.Contains(errOut, "connect to Postgres") || !strings.Contains(errOut, "is it running") {
+		t.Errorf("serve without a database: %d %s", code, errOut)
+	}
+	_, errOut, code = podpath(t, []string{"PODPATH_HIBERNATE_AFTER=2h"}, "serve")
+	if code != 1 || !strings.Contains(errOut, "hibernate-after") {
+		t.Errorf("serve with a bad setting: %d %s", code, errOut)
+	}
+}
