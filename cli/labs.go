@@ -43,6 +43,7 @@ func labsCmd() *cobra.Command {
 	var dirs []string
 	var keep bool
 	var prefix string
+	var parallel int
 	test := &cobra.Command{
 		Use:   "test [LAB...]",
 		Short: "Run labs on fresh clusters: each step's checks must fail, then pass after its solve",
@@ -66,7 +67,7 @@ func labsCmd() *cobra.Command {
 					chosen = append(chosen, l)
 				}
 			}
-			results, err := labtest.Run(cmd.Context(), sandbox.NewManager(), chosen, labtest.Options{Out: cmd.OutOrStdout(), Keep: keep, Prefix: prefix})
+			results, err := labtest.Run(cmd.Context(), sandbox.NewManager(), chosen, labtest.Options{Out: cmd.OutOrStdout(), Keep: keep, Prefix: prefix, Parallel: parallel})
 			if err != nil {
 				return err
 			}
@@ -86,6 +87,7 @@ func labsCmd() *cobra.Command {
 	test.Flags().StringSliceVar(&dirs, "labs", nil, "also load labs from this folder (repeatable)")
 	test.Flags().BoolVar(&keep, "keep", false, "keep the clusters afterwards")
 	test.Flags().StringVar(&prefix, "prefix", "lt", "start the name of every cluster the run makes with this")
+	test.Flags().IntVar(&parallel, "parallel", 1, "clusters to use at once (shared labs share one cluster; each other lab gets its own)")
 	cmd.AddCommand(validate, test)
 	return cmd
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -26,6 +27,8 @@ type Options struct {
 	Keep bool
 	// Prefix starts the name of every cluster the run makes.
 	Prefix string
+	// Parallel is how many clusters are used at once.
+	Parallel int
 }
 
 // StepResult is the outcome of one step.
@@ -68,7 +71,7 @@ func (r LabResult) OK() bool {
 
 // Run tests labs on clusters made by m. Labs that declare cluster.shared
 // run one after another on one cluster per shape; the others get a cluster
-// each.
+// each. Up to opts.Parallel of these jobs run at once.
 func Run(ctx context.Context, m *sandbox.Manager, all []*labs.Lab, opts Options) ([]LabResult, error) {
 	if opts.Out == nil {
 		opts.Out = io.Discard
@@ -76,53 +79,109 @@ func Run(ctx context.Context, m *sandbox.Manager, all []*labs.Lab, opts Options)
 	if opts.Prefix == "" {
 		opts.Prefix = "lt"
 	}
-	logf := func(format string, args ...any) { fmt.Fprintf(opts.Out, format+"\n", args...) }
-	var results []LabResult
-	made := map[string]bool{}
-	defer func() {
-		if opts.Keep {
-			return
-		}
-		for name := range made {
-			if err := m.Delete(context.WithoutCancel(ctx), name); err != nil {
-				logf("could not delete cluster %s: %v", name, err)
-			}
-		}
-	}()
+	if opts.Parallel < 1 {
+		opts.Parallel = 1
+	}
+	var outMu sync.Mutex
+	logf := func(format string, args ...any) {
+		outMu.Lock()
+		defer outMu.Unlock()
+		fmt.Fprintf(opts.Out, format+"\n", args...)
+	}
+
+	// Jobs: one per cluster, in the order of their first lab.
+	type job struct {
+		cluster string
+		labs    []*labs.Lab
+	}
+	var jobs []*job
+	byCluster := map[string]*job{}
 	for _, lab := range all {
 		name := clusterName(opts.Prefix, lab)
-		start := time.Now()
-		res := LabResult{Lab: lab.ID, Cluster: name}
-		if !made[name] || !lab.Cluster.Shared {
-			if made[name] {
-				_ = m.Delete(ctx, name)
-			}
-			logf("== %s: creating cluster %s (%d workers)", lab.ID, name, lab.Cluster.Workers)
-			if _, err := m.Create(ctx, sandbox.Spec{Name: name, Workers: lab.Cluster.Workers}, nil); err != nil {
-				res.SetupErr = fmt.Errorf("create cluster: %w", err)
-				results = append(results, res)
-				logf("   cluster failed: %v", err)
-				continue
-			}
-			made[name] = true
-		} else {
-			logf("== %s: reusing cluster %s", lab.ID, name)
+		if j := byCluster[name]; j != nil && lab.Cluster.Shared {
+			j.labs = append(j.labs, lab)
+			continue
 		}
-		res = runLab(ctx, m.Target(name), lab, res, logf)
-		res.Duration = time.Since(start)
-		results = append(results, res)
-		if !lab.Cluster.Shared {
-			if err := m.Delete(ctx, name); err != nil {
-				logf("could not delete cluster %s: %v", name, err)
+		j := &job{cluster: name, labs: []*labs.Lab{lab}}
+		byCluster[name] = j
+		jobs = append(jobs, j)
+	}
+
+	results := make(map[string]LabResult)
+	var resMu sync.Mutex
+	work := make(chan *job)
+	var wg sync.WaitGroup
+	for w := 0; w < opts.Parallel; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range work {
+				for _, r := range runJob(ctx, m, j.cluster, j.labs, opts.Keep, logf) {
+					resMu.Lock()
+					results[r.Lab] = r
+					resMu.Unlock()
+				}
 			}
-			delete(made, name)
-		}
+		}()
+	}
+	for _, j := range jobs {
 		if ctx.Err() != nil {
-			return results, ctx.Err()
+			break
+		}
+		work <- j
+	}
+	close(work)
+	wg.Wait()
+	var ordered []LabResult
+	for _, lab := range all {
+		if r, ok := results[lab.ID]; ok {
+			ordered = append(ordered, r)
 		}
 	}
-	printTable(opts.Out, results)
-	return results, nil
+	printTable(opts.Out, ordered)
+	return ordered, ctx.Err()
+}
+
+// runJob creates a cluster, runs labs on it one after another, and deletes it.
+func runJob(ctx context.Context, m *sandbox.Manager, cluster string, list []*labs.Lab, keep bool, logf func(string, ...any)) []LabResult {
+	var results []LabResult
+	start := time.Now()
+	logf("== %s: creating cluster %s (%d workers) for %s", list[0].ID, cluster, list[0].Cluster.Workers, labIDs(list))
+	_ = m.Delete(ctx, cluster)
+	if _, err := m.Create(ctx, sandbox.Spec{Name: cluster, Workers: list[0].Cluster.Workers}, nil); err != nil {
+		logf("== %s: cluster failed: %v", cluster, err)
+		for _, lab := range list {
+			results = append(results, LabResult{Lab: lab.ID, Cluster: cluster, SetupErr: fmt.Errorf("create cluster: %w", err)})
+		}
+		return results
+	}
+	logf("== %s: cluster ready in %s", cluster, time.Since(start).Round(time.Second))
+	if !keep {
+		defer func() {
+			if err := m.Delete(context.WithoutCancel(ctx), cluster); err != nil {
+				logf("could not delete cluster %s: %v", cluster, err)
+			}
+		}()
+	}
+	for _, lab := range list {
+		t0 := time.Now()
+		labLog := func(format string, args ...any) { logf("[%s] "+format, append([]any{lab.ID}, args...)...) }
+		r := runLab(ctx, m.Target(cluster), lab, LabResult{Lab: lab.ID, Cluster: cluster}, labLog)
+		r.Duration = time.Since(t0)
+		results = append(results, r)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return results
+}
+
+func labIDs(list []*labs.Lab) string {
+	var ids []string
+	for _, l := range list {
+		ids = append(ids, l.ID)
+	}
+	return strings.Join(ids, ", ")
 }
 
 func runLab(ctx context.Context, target grader.Target, lab *labs.Lab, res LabResult, logf func(string, ...any)) LabResult {
