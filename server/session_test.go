@@ -202,7 +202,18 @@ func TestLabSession(t *testing.T) {
 		}
 		again.waitFor("marker-42", 10*time.Second)
 		again.send("stty size\r")
-		again.waitFor("30 100\r\n30 100", 10*time.Second) // the same pty kept its size
+		deadline := time.Now().Add(10 * time.Second)
+		for strings.Count(again.buf.String(), "30 100\r\n") < 2 && time.Now().Before(deadline) {
+			again.waitFor("30 100", time.Second)
+			select {
+			case b := <-again.out:
+				again.buf.Write(b)
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+		if n := strings.Count(again.buf.String(), "30 100\r\n"); n != 2 {
+			t.Errorf("after reconnecting, stty size printed 30 100 %d times (replayed once, then again), want 2:\n%s", n, again.buf.String())
+		}
 		again.conn.Close()
 
 		// Only the owner may attach, and only from this site.
