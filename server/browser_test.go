@@ -100,7 +100,8 @@ func TestBrowser(t *testing.T) {
 	do(ctx, t,
 		chromedp.Click(chromedp.CSS(`.term:not([hidden]) .xterm-screen`)),
 		chromedp.Focus(chromedp.CSS(`.term:not([hidden]) textarea`)),
-		browser.InsertText("echo podpath-$((6*7))\r"),
+		browser.InsertText("echo podpath-$((6*7))"),
+		browser.PressEnter(),
 	)
 	poll(ctx, t, "the command's output", term+`.innerText.includes("podpath-42")`, 30*time.Second)
 

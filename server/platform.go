@@ -56,7 +56,10 @@ type platform struct {
 	warned   map[uuid.UUID]time.Time
 	touched  map[uuid.UUID]time.Time
 	ending   map[uuid.UUID]bool
-	wg       sync.WaitGroup
+	// busy counts attempts in progress: a check polling for a minute is
+	// activity, and its cluster must not be frozen under it.
+	busy map[uuid.UUID]int
+	wg   sync.WaitGroup
 }
 
 func (p *platform) lab(id string) *labs.Lab { return labs.Find(p.labs, id) }
@@ -148,6 +151,11 @@ func (p *platform) provision(id uuid.UUID, name string, lab *labs.Lab) {
 	}
 	progress(sandbox.Event{Stage: StageLabSetup, Title: "Lab setup", Done: true, Elapsed: time.Since(start)})
 	p.metrics.provisionSeconds.Observe(time.Since(start).Seconds())
+	// The learner has been waiting, not idle: the idle clock starts now, or
+	// the reaper would freeze a cluster that just came up.
+	if err := p.store.TouchLabSession(ctx, id); err != nil {
+		log.Error("touch session", "err", err)
+	}
 	log.Info("sandbox ready", "seconds", time.Since(start).Seconds(), "setupSeconds", time.Since(setupStart).Seconds())
 	setState(store.SandboxReady, nil)
 }
@@ -202,6 +210,14 @@ func (p *platform) ensureAwake(ctx context.Context, id uuid.UUID) error {
 	if sb.State != store.SandboxHibernated {
 		return nil
 	}
+	// Waking is activity: record it first, so the reaper does not freeze
+	// the cluster again before the work that woke it has begun.
+	if err := p.store.TouchLabSession(ctx, id); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.touched[id] = time.Now()
+	p.mu.Unlock()
 	if err := p.sandboxes.Resume(ctx, sb.Name); err != nil {
 		return fmt.Errorf("wake the cluster: %w", err)
 	}
@@ -247,6 +263,19 @@ func (p *platform) Attempt(ctx context.Context, sess *store.LabSession, stepID, 
 	lock := p.sessionLock(sess.ID)
 	lock.Lock()
 	defer lock.Unlock()
+	p.mu.Lock()
+	p.busy[sess.ID]++
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.busy[sess.ID]--
+		if p.busy[sess.ID] == 0 {
+			delete(p.busy, sess.ID)
+		}
+		delete(p.touched, sess.ID) // so the Touch below is not throttled
+		p.mu.Unlock()
+		p.Touch(context.WithoutCancel(ctx), sess)
+	}()
 	p.Touch(ctx, sess)
 
 	statuses, err := p.store.StepStatuses(ctx, sess.ID)
@@ -377,6 +406,16 @@ func (p *platform) reap(ctx context.Context) {
 			}
 		}
 		if now.Sub(s.LastActivityAt) > p.cfg.HibernateAfter {
+			// Read again: the learner may have come back since the list.
+			if fresh, err := p.store.LabSession(ctx, s.ID); err != nil || time.Since(fresh.LastActivityAt) <= p.cfg.HibernateAfter {
+				continue
+			}
+			p.mu.Lock()
+			busy := p.busy[s.ID] > 0
+			p.mu.Unlock()
+			if busy {
+				continue
+			}
 			sb, err := p.store.SandboxOf(ctx, s.ID)
 			if err == nil && sb.State == store.SandboxReady {
 				if err := p.sandboxes.Hibernate(ctx, sb.Name); err != nil {

@@ -76,7 +76,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		capacity: newCapacity(cfg.CapacityCPU, cfg.CapacityMemory, cfg.ProvisionConcurrency),
 		metrics:  s.metrics, log: d.Log,
 		graders: map[uuid.UUID]*grader.Grader{}, checking: map[uuid.UUID]*sync.Mutex{},
-		warned: map[uuid.UUID]time.Time{}, touched: map[uuid.UUID]time.Time{}, ending: map[uuid.UUID]bool{},
+		warned: map[uuid.UUID]time.Time{}, touched: map[uuid.UUID]time.Time{}, ending: map[uuid.UUID]bool{}, busy: map[uuid.UUID]int{},
 	}
 	s.platform.onEnd = s.terms.closeSession
 	s.echo = s.routes()

@@ -179,8 +179,9 @@ func TestLabSession(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		tm.waitFor("root@node01:~# ", 90*time.Second) // a learner waits for the prompt
 		tm.send("echo $((6*7))\r")
-		tm.waitFor("42\r\n", 90*time.Second)
+		tm.waitFor("42\r\n", 30*time.Second)
 		tm.send("hostname\r")
 		tm.waitFor("node01\r\n", 10*time.Second)
 		tm.resize(100, 30)
@@ -297,6 +298,7 @@ func TestLabSession(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		tm.waitFor("root@controlplane:~# ", 90*time.Second)
 		tm.send("kubectl get nodes -o name\r")
 		tm.waitFor("node/node01", 90*time.Second)
 		tm.conn.Close()

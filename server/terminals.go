@@ -123,6 +123,9 @@ func (s *Server) apiTerminal(c echo.Context) error {
 		return apiError(http.StatusForbidden, "websocket from another origin refused")
 	}
 	ctx := c.Request().Context()
+	// Opening a terminal is activity; record it before waking the cluster so
+	// the reaper cannot freeze it under the new shell.
+	s.platform.Touch(ctx, sess)
 	if err := s.platform.ensureAwake(ctx, sess.ID); err != nil {
 		return err
 	}
@@ -146,7 +149,6 @@ func (s *Server) apiTerminal(c echo.Context) error {
 	}
 	s.metrics.terminals.Inc()
 	defer s.metrics.terminals.Dec()
-	s.platform.Touch(context.WithoutCancel(ctx), sess)
 	err = terminal.Serve(conn, sh, node, terminal.DefaultLimits, func() {
 		s.platform.Touch(context.Background(), sess)
 	})

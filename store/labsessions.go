@@ -148,12 +148,12 @@ func (s *Store) TouchLabSession(ctx context.Context, id uuid.UUID) error {
 	return err
 }
 
-// ExtendLabSession moves the hard lifetime by d from now (never earlier than
-// it was), at most maxExtensions times.
+// ExtendLabSession adds d to the hard lifetime and counts as activity, at
+// most maxExtensions times.
 func (s *Store) ExtendLabSession(ctx context.Context, id uuid.UUID, d time.Duration, maxExtensions int) (*LabSession, error) {
 	l, err := scanLabSession(s.pool.QueryRow(ctx, `
 		UPDATE lab_sessions
-		SET expires_at = greatest(expires_at, now() + $2::interval), extensions = extensions + 1, last_activity_at = now()
+		SET expires_at = greatest(expires_at, now()) + $2::interval, extensions = extensions + 1, last_activity_at = now()
 		WHERE id = $1 AND state = 'active' AND extensions < $3
 		RETURNING `+labSessionColumns, id, d.String(), maxExtensions))
 	return l, err

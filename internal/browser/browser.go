@@ -71,3 +71,18 @@ func InsertText(text string) chromedp.Action[chromedp.Void] {
 		return err
 	})
 }
+
+// PressEnter presses Enter once (a raw key-down and a key-up: no second,
+// character event for the same key).
+func PressEnter() chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		for _, typ := range []input.DispatchKeyEventType{input.DispatchKeyEventTypeRawKeyDown, input.DispatchKeyEventTypeKeyUp} {
+			if _, err := chromedp.Call(ctx, input.DispatchKeyEvent, input.DispatchKeyEventParams{
+				Type: typ, Key: "Enter", Code: "Enter", WindowsVirtualKeyCode: 13, NativeVirtualKeyCode: 13,
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

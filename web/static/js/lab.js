@@ -174,8 +174,12 @@
     const body = $("step-body");
     body.innerHTML = v.html;
     decorateCode(body);
-    const intro = document.querySelector(".intro");
-    if (intro) intro.hidden = session && session.steps[0].id !== id;
+    const intro = $("intro");
+    if (intro) {
+      // The introduction belongs to the first step, open until it is tried.
+      intro.hidden = !!session && session.steps[0].id !== id;
+      intro.open = !v.attempts;
+    }
     $("answer-box").hidden = !v.needsAnswer;
     $("answer-label").textContent = v.answerLabel || T.answer;
     $("answer").value = (v.lastAttempt && v.lastAttempt.answer) || "";
