@@ -274,7 +274,7 @@ func (s *Server) sessionView(c echo.Context, sess *store.LabSession) (*SessionVi
 	v := &SessionView{
 		ID: sess.ID.String(), LabID: sess.LabID, State: sess.State, EndReason: sess.EndReason,
 		CreatedAt: sess.CreatedAt, LastActivityAt: sess.LastActivityAt, ExpiresAt: sess.ExpiresAt,
-		IdleDeadline: sess.IdleDeadline(), Deadline: sess.Deadline(), Extensions: sess.Extensions,
+		IdleDeadline: sess.IdleDeadline(s.cfg.IdleTimeout), Deadline: sess.Deadline(s.cfg.IdleTimeout), Extensions: sess.Extensions,
 		MaxExtensions: s.cfg.MaxExtensions, WarnBeforeSecond: int(s.cfg.WarnBefore.Seconds()),
 	}
 	sb, err := s.store.SandboxOf(ctx, sess.ID)

@@ -392,17 +392,18 @@ func (p *platform) reap(ctx context.Context) {
 		case now.After(s.ExpiresAt):
 			go p.End(context.WithoutCancel(ctx), s, "lifetime")
 			continue
-		case now.After(s.IdleDeadline()):
+		case now.After(s.IdleDeadline(p.cfg.IdleTimeout)):
 			go p.End(context.WithoutCancel(ctx), s, "idle")
 			continue
 		}
-		if left := s.Deadline().Sub(now); left < p.cfg.WarnBefore {
+		deadline := s.Deadline(p.cfg.IdleTimeout)
+		if left := deadline.Sub(now); left < p.cfg.WarnBefore {
 			p.mu.Lock()
-			warned := p.warned[s.ID].Equal(s.Deadline())
-			p.warned[s.ID] = s.Deadline()
+			warned := p.warned[s.ID].Equal(deadline)
+			p.warned[s.ID] = deadline
 			p.mu.Unlock()
 			if !warned {
-				p.hub.publish(s.ID, Event{Type: EventExpiring, Data: map[string]any{"deadline": s.Deadline(), "secondsLeft": int(left.Seconds())}})
+				p.hub.publish(s.ID, Event{Type: EventExpiring, Data: map[string]any{"deadline": deadline, "secondsLeft": int(left.Seconds())}})
 			}
 		}
 		if now.Sub(s.LastActivityAt) > p.cfg.HibernateAfter {

@@ -31,14 +31,16 @@ type LabSession struct {
 	EndReason      *string    `json:"endReason,omitempty"`
 }
 
-// IdleDeadline is when the session ends if nothing happens before.
-func (l *LabSession) IdleDeadline() time.Time {
-	return l.LastActivityAt.Add(time.Duration(l.IdleTimeout) * time.Second)
+// IdleDeadline is when the session ends if nothing happens before, under
+// the server's idle timeout (which applies to running sessions too, so an
+// operator's change takes effect at once).
+func (l *LabSession) IdleDeadline(idle time.Duration) time.Time {
+	return l.LastActivityAt.Add(idle)
 }
 
 // Deadline is the earlier of the idle deadline and the hard lifetime.
-func (l *LabSession) Deadline() time.Time {
-	if d := l.IdleDeadline(); d.Before(l.ExpiresAt) {
+func (l *LabSession) Deadline(idle time.Duration) time.Time {
+	if d := l.IdleDeadline(idle); d.Before(l.ExpiresAt) {
 		return d
 	}
 	return l.ExpiresAt
