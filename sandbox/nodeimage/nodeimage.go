@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -200,9 +201,27 @@ func Build(ctx context.Context, opts Options) (Result, error) {
 	if err := removeTree(work); err != nil {
 		b.detail("could not remove %s: %v", work, err)
 	}
+	b.pruneOld(ctx, res.Image)
 	res.Duration = time.Since(start)
 	b.printf("built %s in %s\n", res.Image, res.Duration.Round(time.Second))
 	return res, nil
+}
+
+// pruneOld removes node images of earlier inputs that no container uses;
+// each is most of a gigabyte.
+func (b *builder) pruneOld(ctx context.Context, keep string) {
+	out, err := dockercli.Output(ctx, "image", "ls", Repository, "--format", "{{.Repository}}:{{.Tag}}")
+	if err != nil {
+		return
+	}
+	for _, ref := range strings.Fields(out) {
+		if ref == keep || ref == DefaultImage || strings.HasSuffix(ref, ":<none>") {
+			continue
+		}
+		if err := dockercli.Run(ctx, "rmi", ref); err == nil {
+			b.detail("removed the older node image %s", ref)
+		}
+	}
 }
 
 func (b *builder) tagDefault(ctx context.Context, image string, opts Options) error {
