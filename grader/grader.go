@@ -114,14 +114,24 @@ type Options struct {
 
 // CheckStep judges every check of step, in parallel, and returns their
 // results in order.
+//
+// When a check that does not wait fails, the step has failed, so checks
+// still waiting (within, holds) stop at once instead of making the learner
+// wait for a verdict that is already known.
 func (g *Grader) CheckStep(ctx context.Context, step *labs.Step, opts Options) []Result {
 	results := make([]Result, len(step.Checks))
+	giveUp := make(chan struct{})
+	var once sync.Once
 	var wg sync.WaitGroup
 	for i := range step.Checks {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			results[i] = g.check(ctx, i, &step.Checks[i], opts)
+			c := &step.Checks[i]
+			results[i] = g.check(ctx, i, c, opts, giveUp)
+			if !results[i].Passed && c.Within == 0 && c.Holds == 0 {
+				once.Do(func() { close(giveUp) })
+			}
 		}(i)
 	}
 	wg.Wait()
@@ -138,7 +148,7 @@ func Passed(results []Result) bool {
 	return len(results) > 0
 }
 
-func (g *Grader) check(ctx context.Context, i int, c *labs.Check, opts Options) Result {
+func (g *Grader) check(ctx context.Context, i int, c *labs.Check, opts Options, giveUp <-chan struct{}) Result {
 	start := time.Now()
 	res := Result{Index: i, Name: c.Name}
 	once := func() outcome { return g.judge(ctx, c, opts.Answer) }
@@ -147,7 +157,7 @@ func (g *Grader) check(ctx context.Context, i int, c *labs.Check, opts Options) 
 	case opts.NoWait || (c.Within == 0 && c.Holds == 0):
 		o = once()
 	default:
-		o = g.overTime(ctx, c, once)
+		o = g.overTime(ctx, c, once, giveUp)
 	}
 	res.Passed, res.Observed, res.ProbeError = o.passed, shorten(o.observed), o.probeErr
 	res.Duration = time.Since(start)
@@ -180,12 +190,17 @@ func hintFor(hints []labs.Text, attempt int) labs.Text {
 
 // overTime applies within (poll until the check passes) and then holds
 // (the check must keep passing for that long).
-func (g *Grader) overTime(ctx context.Context, c *labs.Check, once func() outcome) outcome {
+func (g *Grader) overTime(ctx context.Context, c *labs.Check, once func() outcome, giveUp <-chan struct{}) outcome {
+	const stopped = " (not waited for: another check of this step failed)"
 	o := once()
 	if c.Within > 0 && !o.passed {
 		deadline := time.Now().Add(c.Within.D())
 		for !o.passed && time.Now().Before(deadline) {
-			if !sleep(ctx, g.PollInterval) {
+			switch sleep(ctx, g.PollInterval, giveUp) {
+			case sleptCancelled:
+				return o
+			case sleptGaveUp:
+				o.observed += stopped
 				return o
 			}
 			o = once()
@@ -198,8 +213,13 @@ func (g *Grader) overTime(ctx context.Context, c *labs.Check, once func() outcom
 	if c.Holds > 0 && o.passed {
 		deadline := time.Now().Add(c.Holds.D())
 		for time.Now().Before(deadline) {
-			if !sleep(ctx, g.PollInterval) {
+			switch sleep(ctx, g.PollInterval, giveUp) {
+			case sleptCancelled:
 				return outcome{observed: "the check was cancelled", probeErr: true}
+			case sleptGaveUp:
+				o.passed = false
+				o.observed += stopped
+				return o
 			}
 			if o = once(); !o.passed {
 				o.observed += fmt.Sprintf(" (it did not hold for %s)", c.Holds.D())
@@ -210,14 +230,24 @@ func (g *Grader) overTime(ctx context.Context, c *labs.Check, once func() outcom
 	return o
 }
 
-func sleep(ctx context.Context, d time.Duration) bool {
+type slept int
+
+const (
+	sleptFull slept = iota
+	sleptCancelled
+	sleptGaveUp
+)
+
+func sleep(ctx context.Context, d time.Duration, giveUp <-chan struct{}) slept {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-		return false
+		return sleptCancelled
+	case <-giveUp:
+		return sleptGaveUp
 	case <-t.C:
-		return true
+		return sleptFull
 	}
 }
 

@@ -111,7 +111,9 @@ func TestGraderOnARealCluster(t *testing.T) {
 		{"kube group.resource", check(labs.Probe{Kube: &labs.KubeProbe{Resource: "deployments.apps", Namespace: "kube-system", Name: "coredns", JSONPath: "{.spec.replicas}"}}, labs.Matcher{GE: num(1)}), "", true, "2"},
 		{"kube missing object", check(labs.Probe{Kube: &labs.KubeProbe{Resource: "pods", Name: "ghost", JSONPath: "{.metadata.name}"}}, labs.Matcher{NonEmpty: true}), "", false, `(no pods "ghost" in namespace default)`},
 		{"node condition", check(labs.Probe{NodeCondition: &labs.NodeConditionProbe{Node: "node01", Type: "Ready"}}, labs.Matcher{Equals: str("True")}), "", true, "True"},
-		{"events and who wrote them", check(labs.Probe{Events: &labs.EventsProbe{Kind: "Pod", Name: "probe-*", Field: "reason component"}}, labs.Matcher{Matches: `(?s)Scheduled default-scheduler.*Started kubelet`}), "", true, ""},
+		// The Pod names its node itself, so no scheduler event comes first.
+		{"events and who wrote them", check(labs.Probe{Events: &labs.EventsProbe{Kind: "Pod", Name: "probe-*", Field: "reason component"}}, labs.Matcher{Matches: `^Pulled kubelet\nCreated kubelet\nStarted kubelet$`}), "", true, ""},
+		{"events of one reason", check(labs.Probe{Events: &labs.EventsProbe{Kind: "Pod", Name: "probe-me", Reason: "Started", Field: "component"}}, labs.Matcher{Equals: str("kubelet")}), "", true, "kubelet"},
 		{"command stdout", check(labs.Probe{Command: &labs.CommandProbe{Node: "node01", Run: "hostname"}}, labs.Matcher{Equals: str("node01")}), "", true, "node01"},
 		{"command exit code", check(labs.Probe{Command: &labs.CommandProbe{Node: "node01", Run: "exit 3", Output: "exitCode"}}, labs.Matcher{Equals: str("3")}), "", true, "3"},
 		{"kubectl on the control plane", check(labs.Probe{Command: &labs.CommandProbe{Node: "controlplane", Run: "kubectl get pod probe-me -o jsonpath='{.metadata.name}'"}}, labs.Matcher{Equals: str("probe-me")}), "", true, ""},
@@ -205,6 +207,16 @@ func TestGraderOnARealCluster(t *testing.T) {
 		c.Within = labs.Duration(30 * time.Second)
 		if r := judge(t, g, c, grader.Options{NoWait: true}); r.Passed {
 			t.Errorf("NoWait still waited: %+v", r)
+		}
+	})
+
+	t.Run("a failed step stops its waiting checks", func(t *testing.T) {
+		waits := check(labs.Probe{Command: &labs.CommandProbe{Node: "node01", Run: "echo never"}}, labs.Matcher{Equals: str("ready")})
+		waits.Within = labs.Duration(5 * time.Minute)
+		fails := check(labs.Probe{Command: &labs.CommandProbe{Node: "node01", Run: "echo no"}}, labs.Matcher{Equals: str("yes")})
+		res := g.CheckStep(ctx, &labs.Step{Checks: []labs.Check{waits, fails}}, grader.Options{Attempt: 1})
+		if res[0].Passed || res[1].Passed || !strings.Contains(res[0].Observed, "not waited for") {
+			t.Errorf("results %+v", res)
 		}
 	})
 

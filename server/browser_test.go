@@ -17,7 +17,18 @@ import (
 // poll waits until a JavaScript expression is truthy.
 func poll(ctx context.Context, t *testing.T, what, expr string, timeout time.Duration) {
 	t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(250*time.Millisecond))); err != nil {
+	deadline := time.Now().Add(timeout)
+	var err error
+	for {
+		// A poll that spans a navigation (a form post and its redirect)
+		// ends with "navigated or closed": poll again in the new page.
+		_, err = chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(time.Until(deadline)), chromedp.WithPollingInterval(250*time.Millisecond)))
+		if err == nil || !strings.Contains(err.Error(), "navigated or closed") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err != nil {
 		shot(ctx, t, "failed")
 		body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText.slice(0, 2000)`))
 		t.Fatalf("waiting for %s (%s): %v\npage text:\n%s", what, expr, err, body)
