@@ -110,6 +110,19 @@ func TestSandbox(t *testing.T) {
 		}
 	}
 
+	t.Run("unknown node and duplicate name", func(t *testing.T) {
+		_, err := m.Exec(ctx, name, "node07", []string{"true"}, nil, nil, nil)
+		if err == nil || !strings.Contains(err.Error(), `no node "node07"`) || !strings.Contains(err.Error(), "controlplane") {
+			t.Errorf("exec on an unknown node: %v", err)
+		}
+		if _, err := m.Create(ctx, sandbox.Spec{Name: name}, nil); err == nil || !strings.Contains(err.Error(), "already exists") {
+			t.Errorf("creating an existing sandbox: %v", err)
+		}
+		if _, err := m.Get(ctx, name); err != nil {
+			t.Errorf("the failed duplicate create removed the sandbox: %v", err)
+		}
+	})
+
 	t.Run("aliases inside the cluster", func(t *testing.T) {
 		if h := run(t, m, name, "node01", "hostname"); h != "node01" {
 			t.Errorf("hostname on node01 = %q", h)
@@ -365,24 +378,6 @@ func TestBadInput(t *testing.T) {
 	}
 	if _, err := m.Exec(ctx, "never-made", "controlplane", []string{"true"}, nil, nil, nil); err == nil {
 		t.Error("exec in a missing sandbox succeeded")
-	}
-}
-
-// TestUnknownNode needs a sandbox; it shares none to keep failures apart, so
-// it uses a 0-worker cluster.
-func TestUnknownNode(t *testing.T) {
-	testenv.NodeImage(t)
-	m := sandbox.NewManager()
-	create(t, m, "t-nodes", 0)
-	_, err := m.Exec(context.Background(), "t-nodes", "node07", []string{"true"}, nil, nil, nil)
-	if err == nil || !strings.Contains(err.Error(), `no node "node07"`) || !strings.Contains(err.Error(), "controlplane") {
-		t.Errorf("exec on an unknown node: %v", err)
-	}
-	if _, err := m.Create(context.Background(), sandbox.Spec{Name: "t-nodes"}, nil); err == nil || !strings.Contains(err.Error(), "already exists") {
-		t.Errorf("creating an existing sandbox: %v", err)
-	}
-	if _, err := m.Get(context.Background(), "t-nodes"); err != nil {
-		t.Errorf("the failed duplicate create removed the sandbox: %v", err)
 	}
 }
 
