@@ -65,11 +65,24 @@ func Sandbox(ctx context.Context, o SandboxOptions) error {
 
 	m := sandbox.NewManager()
 	var creates, deletes []time.Duration
+	// stageDone[stage] holds, per run, the time from the start of Create
+	// to the end of that stage.
+	stageDone := map[string][]time.Duration{}
+	var order []string
 	for i := 0; i < o.Runs; i++ {
 		name := fmt.Sprintf("bench-%d", i)
 		_ = m.Delete(ctx, name)
 		t0 := time.Now()
-		if _, err := m.Create(ctx, sandbox.Spec{Name: name, Workers: 1}, nil); err != nil {
+		_, err := m.Create(ctx, sandbox.Spec{Name: name, Workers: 1}, func(e sandbox.Event) {
+			if !e.Done || e.Failed {
+				return
+			}
+			if _, seen := stageDone[e.Stage]; !seen {
+				order = append(order, e.Stage)
+			}
+			stageDone[e.Stage] = append(stageDone[e.Stage], e.Elapsed)
+		})
+		if err != nil {
 			return fmt.Errorf("create %s: %w", name, err)
 		}
 		creates = append(creates, time.Since(t0))
@@ -87,6 +100,10 @@ func Sandbox(ctx context.Context, o SandboxOptions) error {
 	}
 	fmt.Fprintf(out, "\ncreate 2-node cluster until Ready: median %s (of %d: %s)\n", median(creates).Round(100*time.Millisecond), len(creates), list(creates))
 	fmt.Fprintf(out, "delete 2-node cluster: median %s (of %d: %s)\n", median(deletes).Round(100*time.Millisecond), len(deletes), list(deletes))
+	fmt.Fprintf(out, "\nwhere the time goes (median time from the start of create to the end of each stage):\n")
+	for _, st := range order {
+		fmt.Fprintf(out, "  %-40s %s\n", sandbox.StageTitles[st], median(stageDone[st]).Round(100*time.Millisecond))
+	}
 	return nil
 }
 
