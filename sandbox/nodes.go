@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"golang.org/x/crypto/ssh"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/podpath/podpath/internal/dockercli"
 )
@@ -131,6 +132,7 @@ func (m *Manager) setupNodes(ctx context.Context, nodes []Node) error {
 	for _, n := range nodes {
 		fmt.Fprintf(&hosts, "%s\t%s # podpath\n", n.IP, n.Alias)
 	}
+	var g errgroup.Group
 	for _, n := range nodes {
 		script := fmt.Sprintf(`set -e
 hostname %[1]s
@@ -150,9 +152,12 @@ echo '%[4]s' > /root/.ssh/id_ed25519.pub
 echo '%[4]s' > /root/.ssh/authorized_keys
 chmod 600 /root/.ssh/authorized_keys
 `, n.Alias, hosts.String(), privPEM, pubLine)
-		if err := dockercli.RunIO(ctx, strings.NewReader(script), nil, nil, "exec", "-i", n.Container, "sh", "-s"); err != nil {
-			return fmt.Errorf("set up node %s: %w", n.Alias, err)
-		}
+		g.Go(func() error {
+			if err := dockercli.RunIO(ctx, strings.NewReader(script), nil, nil, "exec", "-i", n.Container, "sh", "-s"); err != nil {
+				return fmt.Errorf("set up node %s: %w", n.Alias, err)
+			}
+			return nil
+		})
 	}
-	return nil
+	return g.Wait()
 }
