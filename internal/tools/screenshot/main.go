@@ -2,7 +2,7 @@
 // types a command in its terminal, presses Check and saves a screenshot:
 // how docs/screenshot.png is made.
 //
-//	go run ./internal/tools/screenshot -base http://localhost:8080 -email ada@example.com -password ... -session /sessions/<id>
+//	go run ./internal/tools/screenshot -base http://localhost:8080 -email ada@example.com -password ... -session /sessions/<id> -command "crictl ps" -top -height 1000
 package main
 
 import (
@@ -28,6 +28,7 @@ func main() {
 	width := flag.Int("width", 1440, "window width")
 	height := flag.Int("height", 900, "window height")
 	out := flag.String("out", "docs/screenshot.png", "PNG to write")
+	top := flag.Bool("top", false, "show the top of the lab guide (steps and path diagram) rather than the current step")
 	flag.Parse()
 
 	ctx, cancel, err := browser.New(context.Background(), *width, *height)
@@ -66,7 +67,11 @@ func main() {
 		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelectorAll("#results .result").length > 0`, chromedp.WithPollingTimeout(3*time.Minute))); err != nil {
 			log.Fatal(err)
 		}
-		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(document.querySelector(".guide").scrollTop = document.querySelector("#step-body").offsetTop - 240, true)`)); err != nil {
+		scroll := `document.querySelector("#step-body").offsetTop - 240`
+		if *top {
+			scroll = "0"
+		}
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(document.querySelector(".guide").scrollTop = `+scroll+`, true)`)); err != nil {
 			log.Fatal(err)
 		}
 	}
