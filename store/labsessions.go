@@ -110,38 +110,21 @@ func (s *Store) ActiveLabSession(ctx context.Context, userID int64) (*LabSession
 
 // ActiveLabSessions lists every active session.
 func (s *Store) ActiveLabSessions(ctx context.Context) ([]*LabSession, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+labSessionColumns+` FROM lab_sessions WHERE state = 'active' ORDER BY created_at`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*LabSession
-	for rows.Next() {
-		l, err := scanLabSession(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, l)
-	}
-	return out, rows.Err()
+	return s.queryLabSessions(ctx, `SELECT `+labSessionColumns+` FROM lab_sessions WHERE state = 'active' ORDER BY created_at`)
 }
 
 // UserLabSessions lists a learner's sessions, newest first.
 func (s *Store) UserLabSessions(ctx context.Context, userID int64, limit int) ([]*LabSession, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+labSessionColumns+` FROM lab_sessions WHERE user_id = $1 ORDER BY created_at DESC LIMIT $2`, userID, limit)
+	return s.queryLabSessions(ctx, `SELECT `+labSessionColumns+` FROM lab_sessions WHERE user_id = $1 ORDER BY created_at DESC LIMIT $2`, userID, limit)
+}
+
+// queryLabSessions runs a query that selects labSessionColumns.
+func (s *Store) queryLabSessions(ctx context.Context, sql string, args ...any) ([]*LabSession, error) {
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []*LabSession
-	for rows.Next() {
-		l, err := scanLabSession(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, l)
-	}
-	return out, rows.Err()
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*LabSession, error) { return scanLabSession(row) })
 }
 
 // TouchLabSession records learner activity, which pushes the idle deadline.

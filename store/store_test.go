@@ -121,6 +121,12 @@ func TestLabSessionsAttemptsAndProgress(t *testing.T) {
 	if !errors.Is(err, store.ErrActiveSession) {
 		t.Errorf("second active session: %v", err)
 	}
+	if active, err := st.ActiveLabSessions(ctx); err != nil || len(active) != 1 || active[0].ID != id {
+		t.Errorf("active sessions: %+v %v", active, err)
+	}
+	if mine, err := st.UserLabSessions(ctx, u.ID, 10); err != nil || len(mine) != 1 || mine[0].LabID != "lab" {
+		t.Errorf("the learner's sessions: %+v %v", mine, err)
+	}
 	live, _ := st.LiveSandboxes(ctx)
 	if len(live) != 1 || live[0].Name != "ls-1" {
 		t.Errorf("live sandboxes after the refused session: %+v", live)
