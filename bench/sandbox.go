@@ -50,7 +50,7 @@ func Sandbox(ctx context.Context, o SandboxOptions) error {
 		if err != nil {
 			return fmt.Errorf("cold build: %w", err)
 		}
-		fmt.Fprintf(out, "node image build, cold (empty podpath cache, warm Go caches): %s  (%s)\n", time.Since(start).Round(time.Second), res.Image)
+		fmt.Fprintf(out, "node image build, cold (empty podpath cache; Go build cache as GOCACHE has it): %s  (%s)\n", time.Since(start).Round(time.Second), res.Image)
 	}
 	start := time.Now()
 	res, err := nodeimage.Build(ctx, nodeimage.Options{Progress: io.Discard})
