@@ -14,6 +14,7 @@ import (
 	"github.com/podpath/podpath/labs"
 	"github.com/podpath/podpath/sandbox"
 	"github.com/podpath/podpath/server"
+	"github.com/podpath/podpath/session"
 	"github.com/podpath/podpath/store"
 )
 
@@ -41,7 +42,7 @@ func serveCmd() *cobra.Command {
 			}
 			defer st.Close()
 			mgr := sandbox.NewManager(sandbox.WithNodeImage(cfg.NodeImage), sandbox.WithLogger(log.With("component", "sandbox")))
-			srv, err := server.New(cfg, server.Deps{Store: st, Sandboxes: mgr, Labs: all, Log: log})
+			srv, err := server.New(cfg, server.Deps{Store: st, Sandboxes: session.Manager(mgr), Labs: all, Log: log})
 			if err != nil {
 				return err
 			}
@@ -73,6 +74,7 @@ func serveCmd() *cobra.Command {
 	f.DurationVar(&cfg.Extension, "extension", cfg.Extension, "what extend adds (PODPATH_EXTENSION)")
 	f.IntVar(&cfg.MaxExtensions, "max-extensions", cfg.MaxExtensions, "how often a session can be extended (PODPATH_MAX_EXTENSIONS)")
 	f.DurationVar(&cfg.WarnBefore, "warn-before", cfg.WarnBefore, "warn this long before a session ends (PODPATH_WARN_BEFORE)")
+	f.StringVar(&cfg.WarmPoolSpec, "warm-pool", cfg.WarmPoolSpec, "clusters created ahead: 2, or workers=1:2,workers=2:1 (PODPATH_WARM_POOL)")
 	f.BoolVar(&cfg.AllowSignup, "allow-signup", cfg.AllowSignup, "let anyone create a learner account (PODPATH_ALLOW_SIGNUP)")
 	f.StringVar(&logLevel, "log-level", envOr("PODPATH_LOG_LEVEL", "info"), "debug, info, warn or error (PODPATH_LOG_LEVEL)")
 	return cmd

@@ -65,3 +65,13 @@ func Find(all []*Lab, id string) *Lab {
 	}
 	return nil
 }
+
+// Step returns the lab's step with the given id, or nil.
+func (l *Lab) Step(id string) *Step {
+	for i := range l.Steps {
+		if l.Steps[i].ID == id {
+			return &l.Steps[i]
+		}
+	}
+	return nil
+}

@@ -174,3 +174,43 @@ func podSummary(p *corev1.Pod) string {
 	}
 	return s
 }
+
+// WaitReady waits until every node of the sandbox is Ready and has renewed
+// its Lease since the call began. A cluster woken from hibernation still
+// shows the Ready it had when frozen; a fresh lease shows its kubelet is
+// really back.
+func (m *Manager) WaitReady(ctx context.Context, name string, timeout time.Duration) error {
+	since := time.Now().Add(-time.Second)
+	c, err := m.Client(ctx, name)
+	if err != nil {
+		return err
+	}
+	var last string
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		var waiting []string
+		for _, n := range nodes.Items {
+			if !NodeReady(&n) {
+				waiting = append(waiting, n.Name+" not Ready")
+				continue
+			}
+			lease, err := c.CoordinationV1().Leases("kube-node-lease").Get(ctx, n.Name, metav1.GetOptions{})
+			if err != nil || lease.Spec.RenewTime == nil || lease.Spec.RenewTime.Time.Before(since) {
+				waiting = append(waiting, n.Name+" lease not renewed")
+			}
+		}
+		last = strings.Join(waiting, ", ")
+		return len(nodes.Items) > 0 && len(waiting) == 0, nil
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("sandbox %s: nodes not Ready after %s (%s)", name, timeout, last)
+	}
+	return nil
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/podpath/podpath/labs"
 	"github.com/podpath/podpath/sandbox/nodeimage"
+	"github.com/podpath/podpath/session"
 	"github.com/podpath/podpath/store"
 )
 
@@ -183,7 +184,7 @@ func (s *Server) apiStart(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sess, err := s.platform.Start(c.Request().Context(), currentUser(c), l)
+	sess, err := s.engine.Start(c.Request().Context(), currentUser(c).ID, l)
 	if errors.Is(err, store.ErrActiveSession) {
 		active, aerr := s.store.ActiveLabSession(c.Request().Context(), currentUser(c).ID)
 		if aerr != nil {
@@ -282,7 +283,10 @@ func (s *Server) sessionView(c echo.Context, sess *store.LabSession) (*SessionVi
 		return nil, err
 	}
 	v.Sandbox = SandboxView{Name: sb.Name, State: sb.State, Error: sb.Error, Progress: sb.Progress, Nodes: sb.Nodes,
-		QueuePosition: s.platform.capacity.position(sb.Name)}
+		QueuePosition: s.engine.QueuePosition(sb.Name)}
+	if st, ok := s.engine.State(sess.ID); ok && sess.State == store.SessionActive {
+		v.Sandbox.State = st // fresher than Postgres while a write is pending
+	}
 	statuses, err := s.store.StepStatuses(ctx, sess.ID)
 	if err != nil {
 		return nil, err
@@ -365,12 +369,7 @@ func (s *Server) stepView(c echo.Context, sess *store.LabSession, stepID string)
 	if err != nil {
 		return nil, err
 	}
-	var step *labs.Step
-	for i := range l.Steps {
-		if l.Steps[i].ID == stepID {
-			step = &l.Steps[i]
-		}
-	}
+	step := l.Step(stepID)
 	if step == nil {
 		return nil, apiError(http.StatusNotFound, fmt.Sprintf("lab %s has no step %q", l.ID, stepID))
 	}
@@ -429,7 +428,7 @@ func (s *Server) apiCheck(c echo.Context) error {
 			return apiError(http.StatusBadRequest, "the answer is too long (2000 characters at most)")
 		}
 	}
-	a, err := s.platform.Attempt(c.Request().Context(), sess, c.Param("step"), answer, false)
+	a, err := s.engine.Attempt(c.Request().Context(), sess, c.Param("step"), answer, false)
 	if err != nil {
 		return err
 	}
@@ -441,7 +440,7 @@ func (s *Server) apiSolve(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	a, err := s.platform.Attempt(c.Request().Context(), sess, c.Param("step"), "", true)
+	a, err := s.engine.Attempt(c.Request().Context(), sess, c.Param("step"), "", true)
 	if err != nil {
 		return err
 	}
@@ -460,7 +459,7 @@ func (s *Server) apiExtend(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	_ = s.platform.ensureAwake(c.Request().Context(), sess.ID)
+	_ = s.engine.Wake(c.Request().Context(), ext)
 	v, err := s.sessionView(c, ext)
 	if err != nil {
 		return err
@@ -473,7 +472,7 @@ func (s *Server) apiRetry(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.platform.Retry(c.Request().Context(), sess); err != nil {
+	if err := s.engine.Retry(c.Request().Context(), sess); err != nil {
 		return err
 	}
 	v, err := s.sessionView(c, sess)
@@ -489,7 +488,7 @@ func (s *Server) apiEnd(c echo.Context) error {
 		return err
 	}
 	if sess.State == store.SessionActive {
-		if err := s.platform.End(c.Request().Context(), sess, "ended by the learner"); err != nil {
+		if err := s.engine.End(c.Request().Context(), sess, "ended by the learner"); err != nil {
 			return err
 		}
 	}
@@ -503,7 +502,7 @@ func (s *Server) apiEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	events, cancel := s.platform.hub.subscribe(sess.ID)
+	events, cancel := s.engine.Subscribe(sess.ID)
 	defer cancel()
 	view, err := s.sessionView(c, sess)
 	if err != nil {
@@ -514,7 +513,7 @@ func (s *Server) apiEvents(c echo.Context) error {
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	write := func(e Event) error {
+	write := func(e session.Event) error {
 		b, err := json.Marshal(e.Data)
 		if err != nil {
 			return err
@@ -525,7 +524,7 @@ func (s *Server) apiEvents(c echo.Context) error {
 		w.Flush()
 		return nil
 	}
-	if err := write(Event{Type: "session", Data: view}); err != nil {
+	if err := write(session.Event{Type: "session", Data: view}); err != nil {
 		return nil
 	}
 	keepalive := time.NewTicker(20 * time.Second)
@@ -534,7 +533,10 @@ func (s *Server) apiEvents(c echo.Context) error {
 		select {
 		case <-c.Request().Context().Done():
 			return nil
-		case e := <-events:
+		case e, ok := <-events:
+			if !ok {
+				return nil // the server is shutting down
+			}
 			if err := write(e); err != nil {
 				return nil
 			}

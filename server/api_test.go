@@ -11,6 +11,7 @@ import (
 
 	"github.com/podpath/podpath/internal/testenv"
 	"github.com/podpath/podpath/sandbox"
+	"github.com/podpath/podpath/session"
 )
 
 func countRows(t *testing.T, e *env, table string) int {
@@ -30,7 +31,7 @@ func countRows(t *testing.T, e *env, table string) int {
 // The API answers bad input with the right status and a message that says
 // what to do, and writes nothing.
 func TestAPIBadInput(t *testing.T) {
-	e := startServer(t, testConfig(testenv.Postgres(t)), sandbox.NewManager())
+	e := startServer(t, testConfig(testenv.Postgres(t)), session.Manager(sandbox.NewManager()))
 	c := newClient(t, e.url)
 
 	cases := []struct {
@@ -121,7 +122,7 @@ func TestAPIBadInput(t *testing.T) {
 }
 
 func TestAccountsAndPages(t *testing.T) {
-	e := startServer(t, testConfig(testenv.Postgres(t)), sandbox.NewManager())
+	e := startServer(t, testConfig(testenv.Postgres(t)), session.Manager(sandbox.NewManager()))
 	c := newClient(t, e.url)
 	c.signup("ada@example.com")
 	var me struct {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/podpath/podpath/internal/browser"
 	"github.com/podpath/podpath/internal/testenv"
+	"github.com/podpath/podpath/session"
 )
 
 // poll waits until a JavaScript expression is truthy.
@@ -66,7 +67,7 @@ func TestBrowser(t *testing.T) {
 		testenv.Missing(t, "Chromium (apt-get install -y chromium)")
 	}
 	mgr := manager(t)
-	e := startServer(t, testConfig(testenv.Postgres(t)), mgr)
+	e := startServer(t, testConfig(testenv.Postgres(t)), session.Manager(mgr))
 	ctx, cancel, err := browser.New(context.Background(), 1366, 820)
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/podpath/podpath/session"
 )
 
 // Config is podpath serve's configuration. Every field has a flag and a
@@ -53,6 +55,15 @@ type Config struct {
 	SessionTTL time.Duration
 	// AllowSignup lets anyone create a learner account.
 	AllowSignup bool
+
+	// WarmPoolSpec is PODPATH_WARM_POOL: "2", or "workers=1:2,workers=2:1";
+	// Validate parses it into WarmPool.
+	WarmPoolSpec string
+	WarmPool     []session.PoolTarget
+	// ReapInterval is how often the engine looks at deadlines, idleness and
+	// the pool; HealthInterval how often it asks Docker about each cluster.
+	ReapInterval   time.Duration
+	HealthInterval time.Duration
 }
 
 // DefaultConfig returns the defaults, overridden by PODPATH_* variables.
@@ -72,6 +83,8 @@ func DefaultConfig() Config {
 		WarnBefore:           5 * time.Minute,
 		SessionTTL:           14 * 24 * time.Hour,
 		AllowSignup:          true,
+		ReapInterval:         5 * time.Second,
+		HealthInterval:       15 * time.Second,
 	}
 	c.applyEnv(os.Getenv)
 	return c
@@ -96,6 +109,7 @@ var EnvVars = [][3]string{
 	{"PODPATH_SESSION_TTL", "336h", "how long a sign-in lasts"},
 	{"PODPATH_SECURE_COOKIES", "auto", "force Secure cookies (true/false)"},
 	{"PODPATH_ALLOW_SIGNUP", "true", "let anyone create a learner account"},
+	{"PODPATH_WARM_POOL", "", "clusters created ahead and kept hibernated: a count (2) or counts by shape (workers=1:2,workers=2:1)"},
 }
 
 func (c *Config) applyEnv(get func(string) string) {
@@ -140,6 +154,7 @@ func (c *Config) applyEnv(get func(string) string) {
 	dur("PODPATH_HIBERNATE_AFTER", &c.HibernateAfter)
 	dur("PODPATH_WARN_BEFORE", &c.WarnBefore)
 	dur("PODPATH_SESSION_TTL", &c.SessionTTL)
+	str("PODPATH_WARM_POOL", &c.WarmPoolSpec)
 	c.SecureCookies = strings.HasPrefix(c.PublicURL, "https://")
 	if v := get("PODPATH_SECURE_COOKIES"); v != "" {
 		c.SecureCookies = v == "true" || v == "1"
@@ -160,6 +175,16 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("capacity must be positive (PODPATH_CAPACITY_CPU, PODPATH_CAPACITY_MEMORY)")
 	case c.ProvisionConcurrency < 1:
 		return fmt.Errorf("provision concurrency must be at least 1")
+	}
+	if c.WarmPoolSpec != "" {
+		pool, err := session.ParsePool(c.WarmPoolSpec)
+		if err != nil {
+			return fmt.Errorf("PODPATH_WARM_POOL: %w", err)
+		}
+		c.WarmPool = pool
+	}
+	if c.ReapInterval <= 0 {
+		c.ReapInterval = 5 * time.Second
 	}
 	return nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/podpath/podpath/labs"
 	"github.com/podpath/podpath/sandbox"
 	"github.com/podpath/podpath/server"
+	"github.com/podpath/podpath/session"
 	"github.com/podpath/podpath/store"
 )
 
@@ -42,7 +43,7 @@ func testConfig(dbURL string) server.Config {
 }
 
 // startServer runs a server until the test ends (or stop is called).
-func startServer(t *testing.T, cfg server.Config, mgr server.Sandboxes) *env {
+func startServer(t *testing.T, cfg server.Config, mgr session.Sandboxes) *env {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, cfg.DatabaseURL)

@@ -181,13 +181,13 @@ func (s *Server) formStart(c echo.Context) error {
 				"Active": active, "ActiveTitle": title, "Lab": labView(l, lang(c)),
 			}))
 		}
-		if err := s.platform.End(ctx, active, "replaced by another lab"); err != nil {
+		if err := s.engine.End(ctx, active, "replaced by another lab"); err != nil {
 			return err
 		}
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	sess, err := s.platform.Start(ctx, u, l)
+	sess, err := s.engine.Start(ctx, u.ID, l)
 	if err != nil {
 		return err
 	}
@@ -204,7 +204,7 @@ func (s *Server) pageSession(c echo.Context) error {
 		return apiError(http.StatusGone, "lab "+sess.LabID+" is no longer installed on this server")
 	}
 	if sess.State == store.SessionActive {
-		s.platform.Touch(c.Request().Context(), sess)
+		s.engine.Touch(sess.ID)
 	}
 	lg := lang(c)
 	intro := ""
@@ -228,7 +228,7 @@ func (s *Server) formEnd(c echo.Context) error {
 		return err
 	}
 	if sess.State == store.SessionActive {
-		if err := s.platform.End(c.Request().Context(), sess, "ended by the learner"); err != nil {
+		if err := s.engine.End(c.Request().Context(), sess, "ended by the learner"); err != nil {
 			return err
 		}
 	}

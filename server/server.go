@@ -13,30 +13,29 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/podpath/podpath/grader"
 	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/session"
 	"github.com/podpath/podpath/store"
 )
 
 // Server is podpath serve.
 type Server struct {
-	cfg      Config
-	store    *store.Store
-	labs     []*labs.Lab
-	echo     *echo.Echo
-	log      *slog.Logger
-	platform *platform
-	metrics  *metrics
-	md       *markdown
-	pages    *pages
-	limiter  *loginLimiter
-	terms    *terminals
+	cfg     Config
+	store   *store.Store
+	labs    []*labs.Lab
+	echo    *echo.Echo
+	log     *slog.Logger
+	engine  *session.Engine
+	metrics *metrics
+	md      *markdown
+	pages   *pages
+	limiter *loginLimiter
+	terms   *terminals
 
 	dummyHash []byte
 	ready     bool
@@ -46,7 +45,7 @@ type Server struct {
 // Deps are what the server is built from.
 type Deps struct {
 	Store     *store.Store
-	Sandboxes Sandboxes
+	Sandboxes session.Sandboxes
 	Labs      []*labs.Lab
 	Log       *slog.Logger
 }
@@ -71,14 +70,14 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s.pages = pg
 	s.terms = newTerminals(s)
-	s.platform = &platform{
-		cfg: cfg, store: d.Store, sandboxes: d.Sandboxes, labs: d.Labs, hub: newHub(),
-		capacity: newCapacity(cfg.CapacityCPU, cfg.CapacityMemory, cfg.ProvisionConcurrency),
-		metrics:  s.metrics, log: d.Log,
-		graders: map[uuid.UUID]*grader.Grader{}, checking: map[uuid.UUID]*sync.Mutex{},
-		warned: map[uuid.UUID]time.Time{}, touched: map[uuid.UUID]time.Time{}, ending: map[uuid.UUID]bool{}, busy: map[uuid.UUID]int{},
-	}
-	s.platform.onEnd = s.terms.closeSession
+	s.engine = session.New(session.Config{
+		NodeImage: cfg.NodeImage, CapacityCPU: cfg.CapacityCPU, CapacityMemory: cfg.CapacityMemory,
+		ProvisionConcurrency: cfg.ProvisionConcurrency, IdleTimeout: cfg.IdleTimeout, MaxLifetime: cfg.MaxLifetime,
+		HibernateAfter: cfg.HibernateAfter, WarnBefore: cfg.WarnBefore, WarmPool: cfg.WarmPool,
+		ReapInterval: cfg.ReapInterval, HealthInterval: cfg.HealthInterval,
+	}, session.Deps{Store: d.Store, Sandboxes: d.Sandboxes, Labs: d.Labs, Log: d.Log})
+	s.engine.OnEnd(s.terms.closeSession)
+	s.metrics.registry.MustRegister(s.engine.Metrics().Collectors()...)
 	s.echo = s.routes()
 	return s, nil
 }
@@ -132,6 +131,7 @@ func (s *Server) routes() *echo.Echo {
 	auth.POST("/sessions/:id/retry", s.apiRetry)
 	auth.DELETE("/sessions/:id", s.apiEnd)
 	auth.GET("/sessions/:id/terminal/:node", s.apiTerminal)
+	auth.GET("/admin/pool", s.apiAdminPool, s.requireAdmin)
 	api.Any("/*", func(c echo.Context) error {
 		return apiError(http.StatusNotFound, fmt.Sprintf("no API endpoint %s %s; see docs/API.md", c.Request().Method, c.Request().URL.Path))
 	})
@@ -141,55 +141,65 @@ func (s *Server) routes() *echo.Echo {
 // Handler is the server's HTTP handler (for tests).
 func (s *Server) Handler() http.Handler { return s.echo }
 
-// Run finds the clusters of active sessions, starts the reaper and serves
-// until ctx ends, then shuts down gracefully: it stops taking requests,
-// finishes those in flight and waits for clusters being created.
+// Run serves until ctx ends. It finds the clusters of active sessions first
+// (while Docker does not answer it says so, changes nothing, serves
+// /readyz as not ready, and tries again every few seconds), then reaps.
+// At the end it shuts down gracefully: event streams end at once, requests
+// in flight finish, and clusters being created are cancelled (they start
+// over at the next start).
 func (s *Server) Run(ctx context.Context, ln net.Listener) error {
-	baseCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancel()
-	s.platform.ctx = baseCtx
-	inst, err := s.store.InstanceID(ctx)
-	if err != nil {
-		return fmt.Errorf("read this installation's id (run podpath migrate): %w", err)
-	}
-	s.platform.instance = inst
-	if err := s.platform.recover(ctx); err != nil {
-		return fmt.Errorf("find the clusters of active sessions: %w", err)
-	}
-	s.setReady(true)
-	go func() {
-		t := time.NewTicker(5 * time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-baseCtx.Done():
-				return
-			case <-t.C:
-				s.platform.reap(baseCtx)
-				s.metrics.observeCapacity(s.platform.capacity)
-			}
-		}
-	}()
 	srv := &http.Server{Handler: s.echo, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	opened := make(chan error, 1)
+	go func() { opened <- s.open(ctx) }()
+	var err error
 	select {
-	case err := <-errc:
-		return err
+	case err = <-errc:
+	case err = <-opened:
+		if err == nil {
+			s.setReady(true)
+			go s.engine.Run(ctx)
+			select {
+			case err = <-errc:
+			case <-ctx.Done():
+			}
+		}
 	case <-ctx.Done():
 	}
 	s.setReady(false)
 	s.log.Info("shutting down: finishing requests in flight")
+	s.engine.Close() // ends event streams, cancels provisioning
+	s.terms.closeAll()
 	shutCtx, done := context.WithTimeout(context.Background(), 20*time.Second)
 	defer done()
-	s.terms.closeAll()
-	err = srv.Shutdown(shutCtx)
-	cancel() // cancels provisioning; interrupted ones start over at the next start
-	s.platform.wg.Wait()
+	serr := srv.Shutdown(shutCtx)
+	if err == nil && !errors.Is(serr, http.ErrServerClosed) {
+		err = serr
+	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
 	return err
+}
+
+// open opens the engine, trying again while Docker does not answer.
+func (s *Server) open(ctx context.Context) error {
+	for {
+		err := s.engine.Open(ctx)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, session.ErrUnavailable) {
+			return fmt.Errorf("find the clusters of active sessions: %w", err)
+		}
+		s.log.Error("not ready", "why", err.Error())
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(s.cfg.ReapInterval):
+		}
+	}
 }
 
 func (s *Server) setReady(v bool) {
@@ -250,7 +260,12 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	var extra map[string]any
 	var ae *apiErr
 	var he *echo.HTTPError
+	var se *session.Error
 	switch {
+	case errors.As(err, &se):
+		status, msg = sessionStatus(se.Kind), se.Message
+	case errors.Is(err, store.ErrNotFound):
+		status, msg = http.StatusNotFound, "not found"
 	case errors.As(err, &ae):
 		status, msg, extra = ae.Status, ae.Message, ae.Extra
 	case errors.As(err, &he):
@@ -276,4 +291,21 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 func isAPI(c echo.Context) bool {
 	p := c.Request().URL.Path
 	return len(p) >= 4 && p[:4] == "/api"
+}
+
+// sessionStatus maps the engine's kinds of error to HTTP statuses.
+func sessionStatus(kind error) int {
+	switch kind {
+	case session.ErrNotFound:
+		return http.StatusNotFound
+	case session.ErrConflict:
+		return http.StatusConflict
+	case session.ErrGone:
+		return http.StatusGone
+	case session.ErrForbidden:
+		return http.StatusForbidden
+	case session.ErrUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
 }

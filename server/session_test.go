@@ -14,6 +14,7 @@ import (
 	"github.com/podpath/podpath/internal/testenv"
 	"github.com/podpath/podpath/sandbox"
 	"github.com/podpath/podpath/server/terminal"
+	"github.com/podpath/podpath/session"
 )
 
 type sessionView struct {
@@ -125,7 +126,7 @@ func TestLabSession(t *testing.T) {
 	db := testenv.Postgres(t)
 	cfg := testConfig(db)
 	cfg.HibernateAfter = 25 * time.Second
-	e := startServer(t, cfg, mgr)
+	e := startServer(t, cfg, session.Manager(mgr))
 	ada := newClient(t, e.url)
 	ada.signup("ada@example.com")
 
@@ -288,7 +289,7 @@ func TestLabSession(t *testing.T) {
 
 	t.Run("progress and cluster survive a restart", func(t *testing.T) {
 		e.stop()
-		e2 := startServer(t, cfg, mgr)
+		e2 := startServer(t, cfg, session.Manager(mgr))
 		ada.base = e2.url
 		ada.do("GET", "/api/sessions/"+sess.ID, nil).json(t, &sess)
 		if sess.Sandbox.State != "ready" || sess.Steps[0].Status != "skipped" {
@@ -314,7 +315,7 @@ func TestLabSession(t *testing.T) {
 		// and deletes its cluster.
 		short := cfg
 		short.IdleTimeout, short.HibernateAfter = 20*time.Second, 10*time.Second
-		e3 := startServer(t, short, mgr)
+		e3 := startServer(t, short, session.Manager(mgr))
 		ada.base = e3.url
 		deadline := time.Now().Add(2 * time.Minute)
 		for time.Now().Before(deadline) {

@@ -75,7 +75,7 @@ func (t *terminals) shell(ctx context.Context, sess *store.LabSession, sbName, n
 			return sh, nil
 		}
 	}
-	cmd, err := t.s.platform.sandboxes.Target(sbName).AttachCommand(ctx, node)
+	cmd, err := t.s.engine.Target(sbName).AttachCommand(ctx, node)
 	if err != nil {
 		return nil, err
 	}
@@ -125,8 +125,7 @@ func (s *Server) apiTerminal(c echo.Context) error {
 	ctx := c.Request().Context()
 	// Opening a terminal is activity; record it before waking the cluster so
 	// the reaper cannot freeze it under the new shell.
-	s.platform.Touch(ctx, sess)
-	if err := s.platform.ensureAwake(ctx, sess.ID); err != nil {
+	if err := s.engine.Wake(ctx, sess); err != nil {
 		return err
 	}
 	sb, err := s.store.SandboxOf(ctx, sess.ID)
@@ -150,7 +149,7 @@ func (s *Server) apiTerminal(c echo.Context) error {
 	s.metrics.terminals.Inc()
 	defer s.metrics.terminals.Dec()
 	err = terminal.Serve(conn, sh, node, terminal.DefaultLimits, func() {
-		s.platform.Touch(context.Background(), sess)
+		s.engine.Touch(sess.ID)
 	})
 	if err != nil {
 		s.log.Info("terminal closed", "session", sess.ID, "node", node, "reason", err)

@@ -60,6 +60,10 @@ type StepStatus struct {
 // RecordAttempt stores an attempt and its results, and sets the step's
 // status from it, in one transaction.
 func (s *Store) RecordAttempt(ctx context.Context, a *Attempt) error {
+	return wrap("record attempt", s.recordAttempt(ctx, a))
+}
+
+func (s *Store) recordAttempt(ctx context.Context, a *Attempt) error {
 	return s.tx(ctx, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `
 			INSERT INTO check_attempts (lab_session_id, step_id, kind, passed, answer, error, duration_ms)

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -72,6 +73,9 @@ type NewLabSession struct {
 	SandboxName string
 	Image       string
 	Workers     int
+	// Claim, if set, names a warm-pool sandbox the session takes instead
+	// of a new one (SandboxName is then ignored).
+	Claim string
 }
 
 // CreateLabSession stores a new active session and its requested sandbox in
@@ -88,6 +92,14 @@ func (s *Store) CreateLabSession(ctx context.Context, n NewLabSession) (*LabSess
 		if err != nil {
 			return err
 		}
+		if n.Claim != "" {
+			tag, err := tx.Exec(ctx, `UPDATE sandboxes SET lab_session_id = $2, claimed_at = now(), updated_at = now()
+				WHERE name = $1 AND pool AND lab_session_id IS NULL AND state <> 'deleted'`, n.Claim, l.ID)
+			if err == nil && tag.RowsAffected() != 1 {
+				err = fmt.Errorf("pool sandbox %s is taken or gone: %w", n.Claim, ErrNotFound)
+			}
+			return err
+		}
 		_, err = tx.Exec(ctx, `INSERT INTO sandboxes (name, lab_session_id, state, image, workers) VALUES ($1, $2, 'requested', $3, $4)`,
 			n.SandboxName, l.ID, n.Image, n.Workers)
 		return err
@@ -95,7 +107,7 @@ func (s *Store) CreateLabSession(ctx context.Context, n NewLabSession) (*LabSess
 	if isUniqueViolation(err, "lab_sessions_one_active") {
 		return nil, ErrActiveSession
 	}
-	return l, err
+	return l, wrap("start lab session", err)
 }
 
 // LabSession finds a session by id.
@@ -130,7 +142,13 @@ func (s *Store) queryLabSessions(ctx context.Context, sql string, args ...any) (
 // TouchLabSession records learner activity, which pushes the idle deadline.
 func (s *Store) TouchLabSession(ctx context.Context, id uuid.UUID) error {
 	_, err := s.pool.Exec(ctx, `UPDATE lab_sessions SET last_activity_at = now() WHERE id = $1 AND state = 'active'`, id)
-	return err
+	return wrap("record activity", err)
+}
+
+// TouchLabSessionAt records activity seen at t (never moving it back).
+func (s *Store) TouchLabSessionAt(ctx context.Context, id uuid.UUID, t time.Time) error {
+	_, err := s.pool.Exec(ctx, `UPDATE lab_sessions SET last_activity_at = greatest(last_activity_at, $2) WHERE id = $1 AND state = 'active'`, id, t)
+	return wrap("record activity", err)
 }
 
 // ExtendLabSession adds d to the hard lifetime and counts as activity, at
@@ -148,5 +166,5 @@ func (s *Store) ExtendLabSession(ctx context.Context, id uuid.UUID, d time.Durat
 // changes nothing.
 func (s *Store) EndLabSession(ctx context.Context, id uuid.UUID, reason string) error {
 	_, err := s.pool.Exec(ctx, `UPDATE lab_sessions SET state = 'ended', ended_at = now(), end_reason = $2 WHERE id = $1 AND state = 'active'`, id, reason)
-	return err
+	return wrap("end lab session", err)
 }

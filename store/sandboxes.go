@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 )
 
 // Sandbox states, from request to deletion.
@@ -21,8 +22,10 @@ const (
 
 // Sandbox is the cluster of a lab session.
 type Sandbox struct {
-	Name         string          `json:"name"`
+	Name string `json:"name"`
+	// LabSessionID is the owner; zero for a warm-pool cluster not claimed yet.
 	LabSessionID uuid.UUID       `json:"labSessionId"`
+	Pool         bool            `json:"pool,omitempty"`
 	State        string          `json:"state"`
 	Image        string          `json:"image"`
 	Workers      int             `json:"workers"`
@@ -34,13 +37,15 @@ type Sandbox struct {
 	UpdatedAt    time.Time       `json:"updatedAt"`
 }
 
-const sandboxColumns = "name, lab_session_id, state, image, workers, nodes, progress, error, created_at, ready_at, updated_at"
+const sandboxColumns = "name, lab_session_id, pool, state, image, workers, nodes, progress, error, created_at, ready_at, updated_at"
 
 func scanSandbox(row interface{ Scan(...any) error }) (*Sandbox, error) {
 	var s Sandbox
-	if err := row.Scan(&s.Name, &s.LabSessionID, &s.State, &s.Image, &s.Workers, &s.Nodes, &s.Progress, &s.Error, &s.CreatedAt, &s.ReadyAt, &s.UpdatedAt); err != nil {
+	var owner uuid.NullUUID
+	if err := row.Scan(&s.Name, &owner, &s.Pool, &s.State, &s.Image, &s.Workers, &s.Nodes, &s.Progress, &s.Error, &s.CreatedAt, &s.ReadyAt, &s.UpdatedAt); err != nil {
 		return nil, notFound(err)
 	}
+	s.LabSessionID = owner.UUID
 	return &s, nil
 }
 
@@ -51,6 +56,10 @@ func (s *Store) SandboxOf(ctx context.Context, labSession uuid.UUID) (*Sandbox, 
 
 // SetSandboxState moves a sandbox to state; errMsg is kept for failed.
 func (s *Store) SetSandboxState(ctx context.Context, name, state string, errMsg *string) error {
+	return wrap("record sandbox state", s.setSandboxState(ctx, name, state, errMsg))
+}
+
+func (s *Store) setSandboxState(ctx context.Context, name, state string, errMsg *string) error {
 	_, err := s.pool.Exec(ctx, `
 		UPDATE sandboxes SET state = $2, error = coalesce($3, error), updated_at = now(),
 			ready_at = CASE WHEN $2 = 'ready' AND ready_at IS NULL THEN now() ELSE ready_at END,
@@ -85,23 +94,22 @@ func (s *Store) ResetSandboxProgress(ctx context.Context, name string) error {
 	return err
 }
 
-// LiveSandboxes lists the sandboxes that should exist in Docker: those not
-// deleted or failed.
-func (s *Store) LiveSandboxes(ctx context.Context) ([]*Sandbox, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+sandboxColumns+` FROM sandboxes WHERE state NOT IN ('deleted', 'failed') ORDER BY created_at`)
+// UndeletedSandboxes lists every sandbox not deleted yet, oldest first: the
+// clusters Docker may have. Failed ones are listed too, since their
+// containers may remain.
+func (s *Store) UndeletedSandboxes(ctx context.Context) ([]*Sandbox, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+sandboxColumns+` FROM sandboxes WHERE state <> 'deleted' ORDER BY created_at`)
 	if err != nil {
-		return nil, err
+		return nil, wrap("list sandboxes", err)
 	}
-	defer rows.Close()
-	var out []*Sandbox
-	for rows.Next() {
-		sb, err := scanSandbox(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sb)
-	}
-	return out, rows.Err()
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*Sandbox, error) { return scanSandbox(row) })
+	return out, wrap("list sandboxes", err)
+}
+
+// CreatePoolSandbox records a warm-pool cluster about to be created.
+func (s *Store) CreatePoolSandbox(ctx context.Context, name, image string, workers int) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO sandboxes (name, pool, state, image, workers) VALUES ($1, true, 'requested', $2, $3)`, name, image, workers)
+	return wrap("record pool sandbox", err)
 }
 
 // CountSandboxesByState counts sandboxes per state, for metrics.

@@ -48,7 +48,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	defer cancel()
 	if err := pool.Ping(pctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("connect to Postgres at %s: %w (is it running? scripts/start-services starts it)", redact(cfg), err)
+		return nil, fmt.Errorf("connect to Postgres at %s: %w (is it running? scripts/quickstart and scripts/test start it)", redact(cfg), err)
 	}
 	return &Store{pool: pool}, nil
 }
@@ -147,4 +147,13 @@ func notFound(err error) error {
 		return ErrNotFound
 	}
 	return err
+}
+
+// wrap says which store operation failed ("store: record attempt: ..."),
+// keeping the cause for errors.Is.
+func wrap(op string, err error) error {
+	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrActiveSession) {
+		return err
+	}
+	return fmt.Errorf("store: %s: %w", op, err)
 }

@@ -127,7 +127,7 @@ func TestLabSessionsAttemptsAndProgress(t *testing.T) {
 	if mine, err := st.UserLabSessions(ctx, u.ID, 10); err != nil || len(mine) != 1 || mine[0].LabID != "lab" {
 		t.Errorf("the learner's sessions: %+v %v", mine, err)
 	}
-	live, _ := st.LiveSandboxes(ctx)
+	live, _ := st.UndeletedSandboxes(ctx)
 	if len(live) != 1 || live[0].Name != "ls-1" {
 		t.Errorf("live sandboxes after the refused session: %+v", live)
 	}

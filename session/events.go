@@ -1,4 +1,4 @@
-package server
+package session
 
 import (
 	"sync"
@@ -23,30 +23,41 @@ const (
 	EventEnded    = "ended"    // the session ended
 )
 
-// hub fans events out to the open event streams of each lab session.
+// hub fans events out to the open event streams of each lab session. At
+// shutdown it closes every stream's channel, so streams end at once instead
+// of holding the server's graceful shutdown until its deadline.
 type hub struct {
-	mu   sync.Mutex
-	subs map[uuid.UUID]map[chan Event]struct{}
+	mu     sync.Mutex
+	subs   map[uuid.UUID]map[chan Event]struct{}
+	closed bool
 }
 
 func newHub() *hub { return &hub{subs: map[uuid.UUID]map[chan Event]struct{}{}} }
 
 // subscribe returns a channel of the session's events and a cancel func.
+// The channel is closed when the engine shuts down.
 func (h *hub) subscribe(id uuid.UUID) (<-chan Event, func()) {
 	ch := make(chan Event, 64)
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		close(ch)
+		return ch, func() {}
+	}
 	if h.subs[id] == nil {
 		h.subs[id] = map[chan Event]struct{}{}
 	}
 	h.subs[id][ch] = struct{}{}
-	h.mu.Unlock()
 	return ch, func() {
 		h.mu.Lock()
+		defer h.mu.Unlock()
+		if _, ok := h.subs[id][ch]; !ok {
+			return // closed at shutdown
+		}
 		delete(h.subs[id], ch)
 		if len(h.subs[id]) == 0 {
 			delete(h.subs, id)
 		}
-		h.mu.Unlock()
 	}
 }
 
@@ -60,5 +71,18 @@ func (h *hub) publish(id uuid.UUID, e Event) {
 		case ch <- e:
 		default:
 		}
+	}
+}
+
+// close ends every stream.
+func (h *hub) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	for id, subs := range h.subs {
+		for ch := range subs {
+			close(ch)
+		}
+		delete(h.subs, id)
 	}
 }

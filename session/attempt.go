@@ -1,0 +1,91 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/podpath/podpath/grader"
+	"github.com/podpath/podpath/store"
+)
+
+// Attempt checks a step (skip=false) or runs its solve and then checks it
+// (skip=true), records the attempt, and returns it.
+func (e *Engine) Attempt(ctx context.Context, sess *store.LabSession, stepID, answer string, skip bool) (*store.Attempt, error) {
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
+	if sess.State != store.SessionActive {
+		return nil, errorf(ErrGone, "this session has ended; start the lab again")
+	}
+	lab := e.Lab(sess.LabID)
+	if lab == nil {
+		return nil, errorf(ErrGone, "lab %s is no longer installed on this server", sess.LabID)
+	}
+	step := lab.Step(stepID)
+	if step == nil {
+		return nil, errorf(ErrNotFound, "lab %s has no step %q", lab.ID, stepID)
+	}
+	if skip && step.NoSkip {
+		return nil, errorf(ErrForbidden, "this step cannot be skipped")
+	}
+	l, err := e.lifeOf(ctx, sess)
+	if err != nil {
+		return nil, err
+	}
+	l.touched.Store(time.Now().UnixNano())
+	if err := e.wake(ctx, l); err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	ph := l.phase
+	l.mu.Unlock()
+	if ph != phaseReady {
+		return nil, errorf(ErrConflict, "the cluster is not ready yet (it is %s)", ph.sandboxState())
+	}
+	l.attemptMu.Lock()
+	defer l.attemptMu.Unlock()
+	l.busy.Add(1)
+	defer func() {
+		l.busy.Add(-1)
+		l.touched.Store(time.Now().UnixNano())
+	}()
+
+	statuses, err := e.store.StepStatuses(ctx, sess.ID)
+	if err != nil {
+		return nil, err
+	}
+	g := e.grader(l)
+	start := time.Now()
+	a := &store.Attempt{LabSessionID: sess.ID, StepID: stepID, Kind: store.AttemptCheck}
+	if skip {
+		a.Kind = store.AttemptSkip
+		if err := g.Run(ctx, step.Solve, &answer); err != nil {
+			msg := "the step's solve failed: " + err.Error()
+			a.Error = &msg
+		}
+	}
+	if answer != "" {
+		a.Answer = &answer
+	}
+	var results []grader.Result
+	if a.Error == nil {
+		results = g.CheckStep(ctx, step, grader.Options{Answer: answer, Attempt: statuses[stepID].Attempts + 1})
+		a.Passed = grader.Passed(results)
+	}
+	a.Duration = time.Since(start)
+	for _, r := range results {
+		name, _ := json.Marshal(r.Name)
+		var fb json.RawMessage
+		if len(r.Feedback) > 0 {
+			fb, _ = json.Marshal(r.Feedback)
+		}
+		a.Results = append(a.Results, store.CheckResult{Index: r.Index, Name: name, Passed: r.Passed, Observed: r.Observed, Feedback: fb, ProbeError: r.ProbeError, Duration: r.Duration})
+		e.metrics.checkSeconds.Observe(r.Duration.Seconds())
+	}
+	if err := e.store.RecordAttempt(ctx, a); err != nil {
+		return nil, err
+	}
+	e.publish(sess.ID, EventAttempt, a)
+	return a, nil
+}

@@ -1,0 +1,288 @@
+package session
+
+import (
+	"context"
+	"sync"
+)
+
+// Cost is what one learner cluster takes from the host.
+type Cost struct {
+	CPU    float64 // cores, while running
+	Memory int     // MiB, running or hibernated
+}
+
+// ClusterCost estimates a cluster's cost from its shape (measured: an idle
+// control plane takes about 13% of a core and 500 MiB, a worker 2-5% and
+// 100 MiB; see docs/PERFORMANCE.md).
+func ClusterCost(workers int) Cost {
+	return Cost{CPU: 0.15 + 0.05*float64(workers), Memory: 600 + 150*workers}
+}
+
+// capacity admits new clusters while the host has room: running clusters
+// count against CPU and memory, hibernated ones against memory only, and at
+// most `slots` clusters are created at once. Waiters are served in order.
+//
+// Room is held by a ticket. Only the ticket that holds a name can give it
+// back, and only once, so a late release from an old provisioning run can
+// never free the room of the run that replaced it.
+type capacity struct {
+	mu      sync.Mutex
+	cpu     float64
+	memory  int
+	slots   int
+	busy    int
+	holders map[string]*ticket
+	queue   []*waiter
+	// sig is closed and replaced at every change, waking position watchers.
+	sig chan struct{}
+}
+
+// ticket is one cluster's hold on the host's room.
+type ticket struct {
+	c          *capacity
+	name       string
+	cost       Cost
+	hibernated bool
+	creating   bool // counts against slots
+	released   bool
+}
+
+type waiter struct {
+	t     *ticket
+	ready chan struct{}
+}
+
+func newCapacity(cpu float64, memory, slots int) *capacity {
+	if slots < 1 {
+		slots = 1
+	}
+	return &capacity{cpu: cpu, memory: memory, slots: slots, holders: map[string]*ticket{}, sig: make(chan struct{})}
+}
+
+func (c *capacity) used() (cpu float64, mem int) {
+	for _, h := range c.holders {
+		mem += h.cost.Memory
+		if !h.hibernated {
+			cpu += h.cost.CPU
+		}
+	}
+	return
+}
+
+// fits reports whether a cluster of cost cs can start now. An empty host
+// always admits one cluster, so a small capacity setting never blocks every
+// learner.
+func (c *capacity) fits(cs Cost) bool {
+	if c.busy >= c.slots {
+		return false
+	}
+	if len(c.holders) == 0 {
+		return true
+	}
+	cpu, mem := c.used()
+	return cpu+cs.CPU <= c.cpu && mem+cs.Memory <= c.memory
+}
+
+// changedLocked wakes watchers. Callers hold mu.
+func (c *capacity) changedLocked() {
+	close(c.sig)
+	c.sig = make(chan struct{})
+}
+
+// wake admits waiters from the head of the queue while they fit. Callers
+// hold mu.
+func (c *capacity) wake() {
+	c.changedLocked()
+	for len(c.queue) > 0 && c.fits(c.queue[0].t.cost) {
+		w := c.queue[0]
+		c.queue = c.queue[1:]
+		c.admit(w.t)
+		close(w.ready)
+	}
+}
+
+func (c *capacity) admit(t *ticket) {
+	c.busy++
+	t.creating = true
+	c.holders[t.name] = t
+}
+
+// acquire waits for room for a cluster. onPosition reports the 1-based queue
+// position whenever it changes while waiting. The ticket's created must be
+// called once the cluster is made (or failed), release when it is deleted.
+func (c *capacity) acquire(ctx context.Context, name string, cs Cost, onPosition func(int)) (*ticket, error) {
+	t := &ticket{c: c, name: name, cost: cs}
+	w := &waiter{t: t, ready: make(chan struct{})}
+	c.mu.Lock()
+	c.queue = append(c.queue, w)
+	c.wake()
+	c.mu.Unlock()
+	last := -1
+	for {
+		changed := c.changed()
+		pos := c.position(name)
+		if pos != last && pos > 0 && onPosition != nil {
+			onPosition(pos)
+		}
+		last = pos
+		select {
+		case <-w.ready:
+			return t, nil
+		case <-ctx.Done():
+			c.mu.Lock()
+			for i, q := range c.queue {
+				if q == w {
+					c.queue = append(c.queue[:i], c.queue[i+1:]...)
+					break
+				}
+			}
+			c.mu.Unlock()
+			select {
+			case <-w.ready: // admitted meanwhile: give the room back
+				t.release()
+			default:
+				c.mu.Lock()
+				c.changedLocked()
+				c.mu.Unlock()
+			}
+			return nil, ctx.Err()
+		case <-changed:
+		}
+	}
+}
+
+// tryAcquire takes room at once if nobody is waiting and it fits; it never
+// queues. The warm pool uses it, so it never gets ahead of a learner.
+func (c *capacity) tryAcquire(name string, cs Cost) *ticket {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.queue) > 0 || !c.fits(cs) {
+		return nil
+	}
+	t := &ticket{c: c, name: name, cost: cs}
+	c.admit(t)
+	c.changedLocked()
+	return t
+}
+
+// created ends the create slot of the ticket (the cluster exists now, or
+// failed); its room stays held until release.
+func (t *ticket) created() {
+	if t == nil {
+		return
+	}
+	c := t.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t.creating {
+		t.creating = false
+		c.busy--
+		c.wake()
+	}
+}
+
+// release gives the ticket's room back; releasing twice, or a ticket that
+// no longer holds its name, changes nothing.
+func (t *ticket) release() {
+	if t == nil {
+		return
+	}
+	c := t.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t.released {
+		return
+	}
+	t.released = true
+	if t.creating {
+		t.creating = false
+		c.busy--
+	}
+	if c.holders[t.name] == t {
+		delete(c.holders, t.name)
+	}
+	c.wake()
+}
+
+// setHibernated moves the ticket's cluster between running and hibernated.
+func (t *ticket) setHibernated(h bool) {
+	if t == nil {
+		return
+	}
+	c := t.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t.hibernated = h
+	c.wake()
+}
+
+// hold registers a cluster that already exists (found at start-up).
+func (c *capacity) hold(name string, cs Cost, hibernated bool) *ticket {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &ticket{c: c, name: name, cost: cs, hibernated: hibernated}
+	c.holders[name] = t
+	c.changedLocked()
+	return t
+}
+
+// changed returns a channel that is closed at the next change.
+func (c *capacity) changed() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sig
+}
+
+// position is the 1-based position of name in the queue, or 0.
+func (c *capacity) position(name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, w := range c.queue {
+		if w.t.name == name {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// waiting is how many clusters wait for room.
+func (c *capacity) waiting() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.queue)
+}
+
+// Usage is the capacity model's view of the host, for metrics and admins.
+type Usage struct {
+	CPU        float64 `json:"cpuCores"`
+	Memory     int     `json:"memoryMiB"`
+	CPULimit   float64 `json:"cpuLimitCores"`
+	MemLimit   int     `json:"memoryLimitMiB"`
+	Running    int     `json:"running"`
+	Hibernated int     `json:"hibernated"`
+	Creating   int     `json:"creating"`
+	Queued     int     `json:"queued"`
+}
+
+func (c *capacity) usage() Usage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	u := Usage{CPULimit: c.cpu, MemLimit: c.memory, Creating: c.busy, Queued: len(c.queue)}
+	u.CPU, u.Memory = c.used()
+	for _, h := range c.holders {
+		if h.hibernated {
+			u.Hibernated++
+		} else {
+			u.Running++
+		}
+	}
+	return u
+}
+
+// holding reports whether name holds room (for tests and the reaper).
+func (c *capacity) holding(name string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.holders[name]
+	return ok
+}

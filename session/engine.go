@@ -1,0 +1,505 @@
+// Package session is podpath's lab-session engine: it provisions each
+// session's cluster within the host's capacity, runs the lab's setup, grades
+// steps, hibernates idle clusters and wakes them, ends sessions past their
+// deadline, notices clusters whose nodes died, keeps a warm pool of clusters
+// created ahead, and finds everything again after a restart. It knows
+// nothing of HTTP: it returns typed errors (ErrNotFound, ErrConflict,
+// ErrGone, ...) that the server maps to status codes.
+//
+// Each session's life is one value (life) with its own lock; the engine's
+// map of lives is read without a lock, so nothing on the keystroke path
+// waits for another session or for Postgres.
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/podpath/podpath/grader"
+	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/sandbox"
+	"github.com/podpath/podpath/store"
+)
+
+// Sandboxes is what the engine needs of the sandbox manager. The real one is
+// sandbox.Manager (through Docker); tests put a sandbox that fails on cue
+// behind it.
+type Sandboxes interface {
+	Create(ctx context.Context, spec sandbox.Spec, progress func(sandbox.Event)) (*sandbox.Info, error)
+	Delete(ctx context.Context, name string) error
+	Get(ctx context.Context, name string) (*sandbox.Info, error)
+	Hibernate(ctx context.Context, name string) error
+	Resume(ctx context.Context, name string) error
+	// WaitReady waits until every node of the sandbox reports Ready.
+	WaitReady(ctx context.Context, name string, timeout time.Duration) error
+	Reconcile(ctx context.Context, known []string) ([]string, error)
+	Target(name string) Target
+}
+
+// Target is one sandbox as the grader and the terminals use it.
+type Target interface {
+	grader.Target
+	AttachCommand(ctx context.Context, node string) (*exec.Cmd, error)
+}
+
+// Manager adapts a sandbox.Manager to Sandboxes.
+func Manager(m *sandbox.Manager) Sandboxes { return managerSandboxes{m} }
+
+type managerSandboxes struct{ *sandbox.Manager }
+
+func (m managerSandboxes) Target(name string) Target { return m.Manager.Target(name) }
+
+// StageLabSetup is the provisioning stage that runs the lab's setup actions;
+// StageClaim the one that wakes a warm-pool cluster.
+const (
+	StageLabSetup = "lab-setup"
+	StageClaim    = "claim"
+)
+
+// Config is the engine's part of podpath serve's configuration.
+type Config struct {
+	NodeImage            string
+	CapacityCPU          float64
+	CapacityMemory       int
+	ProvisionConcurrency int
+	IdleTimeout          time.Duration
+	MaxLifetime          time.Duration
+	HibernateAfter       time.Duration
+	WarnBefore           time.Duration
+	// WarmPool is how many pool clusters to keep per cluster shape.
+	WarmPool []PoolTarget
+	// ReapInterval is how often deadlines, idleness, pending writes and the
+	// pool are looked at; HealthInterval how often Docker is asked whether
+	// each cluster's nodes still run.
+	ReapInterval   time.Duration
+	HealthInterval time.Duration
+}
+
+// Deps are what the engine is built from.
+type Deps struct {
+	Store     *store.Store
+	Sandboxes Sandboxes
+	Labs      []*labs.Lab
+	Log       *slog.Logger
+}
+
+// Engine runs lab sessions.
+type Engine struct {
+	cfg       Config
+	store     *store.Store
+	sandboxes Sandboxes
+	labs      []*labs.Lab
+	log       *slog.Logger
+	hub       *hub
+	capacity  *capacity
+	metrics   *Metrics
+	pool      *pool
+	writes    *writes
+
+	instance string
+	ctx      context.Context // the engine's lifetime, set by Open
+	cancel   context.CancelFunc
+	opened   atomic.Bool
+	wg       sync.WaitGroup
+
+	lives sync.Map // uuid.UUID -> *life
+
+	onEndMu sync.Mutex
+	onEnd   []func(uuid.UUID)
+}
+
+// New builds an engine; Open starts it.
+func New(cfg Config, d Deps) *Engine {
+	if d.Log == nil {
+		d.Log = slog.Default()
+	}
+	if cfg.ReapInterval <= 0 {
+		cfg.ReapInterval = 5 * time.Second
+	}
+	if cfg.HealthInterval <= 0 {
+		cfg.HealthInterval = 15 * time.Second
+	}
+	e := &Engine{
+		cfg: cfg, store: d.Store, sandboxes: d.Sandboxes, labs: d.Labs, log: d.Log,
+		hub:      newHub(),
+		capacity: newCapacity(cfg.CapacityCPU, cfg.CapacityMemory, cfg.ProvisionConcurrency),
+		metrics:  newMetrics(),
+	}
+	e.ctx, e.cancel = context.WithCancel(context.Background())
+	e.writes = &writes{e: e, pending: map[string]stateWrite{}}
+	e.pool = newPool(e, cfg.WarmPool)
+	return e
+}
+
+// OnEnd registers fn to run when a session ends (the server closes its
+// terminals).
+func (e *Engine) OnEnd(fn func(uuid.UUID)) {
+	e.onEndMu.Lock()
+	defer e.onEndMu.Unlock()
+	e.onEnd = append(e.onEnd, fn)
+}
+
+// Lab returns an installed lab by id, or nil.
+func (e *Engine) Lab(id string) *labs.Lab { return labs.Find(e.labs, id) }
+
+// Metrics are the engine's Prometheus collectors.
+func (e *Engine) Metrics() *Metrics { return e.metrics }
+
+// sandboxName names a session's cluster: ls-<instance>-<session>. The
+// instance part keeps servers sharing a Docker engine apart.
+func (e *Engine) sandboxName(id uuid.UUID) string {
+	return e.namePrefix() + strings.ReplaceAll(id.String(), "-", "")[:12]
+}
+
+func (e *Engine) namePrefix() string { return "ls-" + e.instance + "-" }
+
+// Open reads this installation's id and finds the clusters of active
+// sessions. When Docker does not answer it changes nothing and returns an
+// error of kind ErrUnavailable that says so; call it again later.
+func (e *Engine) Open(ctx context.Context) error {
+	if e.opened.Load() {
+		return nil
+	}
+	inst, err := e.store.InstanceID(ctx)
+	if err != nil {
+		return fmt.Errorf("read this installation's id (run podpath migrate): %w", err)
+	}
+	e.instance = inst
+	if err := e.recover(ctx); err != nil {
+		return err
+	}
+	e.opened.Store(true)
+	e.metrics.observe(e)
+	return nil
+}
+
+// Opened reports whether Open has succeeded.
+func (e *Engine) Opened() bool { return e.opened.Load() }
+
+func (e *Engine) ready() error {
+	if !e.opened.Load() {
+		return errorf(ErrUnavailable, "the server is still finding its clusters (is Docker running?); try again in a minute")
+	}
+	return nil
+}
+
+// Run reaps until ctx ends: deadlines, idle clusters, dead nodes, pending
+// state writes and the warm pool.
+func (e *Engine) Run(ctx context.Context) {
+	t := time.NewTicker(e.cfg.ReapInterval)
+	defer t.Stop()
+	lastHealth := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !e.opened.Load() {
+			continue
+		}
+		e.writes.flush(ctx)
+		e.flushTouches(ctx)
+		e.reap(ctx)
+		if time.Since(lastHealth) >= e.cfg.HealthInterval {
+			lastHealth = time.Now()
+			e.checkHealth(ctx)
+		}
+		e.pool.refill(ctx)
+		e.metrics.observe(e)
+	}
+}
+
+// Close ends every event stream, cancels provisioning in flight and waits
+// for the engine's goroutines. Interrupted provisioning starts over at the
+// next Open.
+func (e *Engine) Close() {
+	e.hub.close()
+	e.cancel()
+	e.wg.Wait()
+}
+
+// Subscribe returns the session's events; the channel closes at shutdown.
+func (e *Engine) Subscribe(id uuid.UUID) (<-chan Event, func()) { return e.hub.subscribe(id) }
+
+// QueuePosition is the 1-based position of a sandbox waiting for room, or 0.
+func (e *Engine) QueuePosition(sandboxName string) int { return e.capacity.position(sandboxName) }
+
+// Usage is the capacity model's view of the host.
+func (e *Engine) Usage() Usage { return e.capacity.usage() }
+
+// Target is the sandbox of a session, for its terminals.
+func (e *Engine) Target(sandboxName string) Target { return e.sandboxes.Target(sandboxName) }
+
+func (e *Engine) publish(id uuid.UUID, typ string, data any) {
+	e.hub.publish(id, Event{Type: typ, Data: data})
+}
+
+func (e *Engine) goBackground(fn func()) {
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		fn()
+	}()
+}
+
+// Start creates a lab session for the user and provisions its cluster, from
+// the warm pool when it holds one of the lab's shape. A learner with an
+// active session gets store.ErrActiveSession.
+func (e *Engine) Start(ctx context.Context, userID int64, lab *labs.Lab) (*store.LabSession, error) {
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
+	id := uuid.New()
+	n := store.NewLabSession{
+		ID: id, UserID: userID, LabID: lab.ID, Lifetime: e.cfg.MaxLifetime, IdleTimeout: e.cfg.IdleTimeout,
+		SandboxName: e.sandboxName(id), Image: e.cfg.NodeImage, Workers: lab.Cluster.Workers,
+	}
+	pc := e.pool.claim(lab.Cluster.Workers, e.cfg.NodeImage)
+	if pc != nil {
+		n.Claim = pc.name
+	}
+	sess, err := e.store.CreateLabSession(ctx, n)
+	if err != nil {
+		e.pool.unclaim(pc) // the pool cluster stays the pool's
+		return nil, err
+	}
+	l := &life{id: id, userID: userID, labID: lab.ID, lab: lab, sandbox: n.SandboxName, workers: lab.Cluster.Workers}
+	l.touched.Store(time.Now().UnixNano())
+	if pc != nil {
+		e.pool.claimed(pc)
+		l.sandbox = pc.name
+		l.ticket = pc.ticket
+		e.metrics.claim(true)
+	} else if len(e.cfg.WarmPool) > 0 {
+		e.metrics.claim(false)
+	}
+	e.lives.Store(id, l)
+	e.log.Info("lab session started", "session", id, "user", userID, "lab", lab.ID, "sandbox", l.sandbox, "fromPool", pc != nil)
+	l.mu.Lock()
+	e.provisionLocked(l, pc != nil)
+	l.mu.Unlock()
+	return sess, nil
+}
+
+// lifeOf finds the life of an active session, making one for a session this
+// process has not met (it was failed at start-up, or the lab went missing).
+func (e *Engine) lifeOf(ctx context.Context, sess *store.LabSession) (*life, error) {
+	if v, ok := e.lives.Load(sess.ID); ok {
+		return v.(*life), nil
+	}
+	if sess.State != store.SessionActive {
+		return nil, errorf(ErrGone, "this session has ended; start the lab again")
+	}
+	sb, err := e.store.SandboxOf(ctx, sess.ID)
+	if err != nil {
+		return nil, err
+	}
+	l := &life{id: sess.ID, userID: sess.UserID, labID: sess.LabID, lab: e.Lab(sess.LabID), sandbox: sb.Name, workers: sb.Workers, phase: phaseFailed}
+	l.touched.Store(sess.LastActivityAt.UnixNano())
+	l.flushed.Store(sess.LastActivityAt.UnixNano())
+	v, _ := e.lives.LoadOrStore(sess.ID, l)
+	return v.(*life), nil
+}
+
+// Touch records learner activity. It takes no lock that another session
+// shares and writes nothing to Postgres (the reaper does, every few
+// seconds); a hibernated cluster is woken in the background.
+func (e *Engine) Touch(id uuid.UUID) {
+	v, ok := e.lives.Load(id)
+	if !ok {
+		return
+	}
+	l := v.(*life)
+	l.touched.Store(time.Now().UnixNano())
+	if l.hibernated.Load() && l.waking.CompareAndSwap(false, true) {
+		e.goBackground(func() {
+			defer l.waking.Store(false)
+			if err := e.wake(e.ctx, l); err != nil {
+				e.log.Warn("wake on activity", "session", id, "err", err)
+			}
+		})
+	}
+}
+
+// Wake resumes the session's cluster if it is hibernated, and counts as
+// activity.
+func (e *Engine) Wake(ctx context.Context, sess *store.LabSession) error {
+	if err := e.ready(); err != nil {
+		return err
+	}
+	l, err := e.lifeOf(ctx, sess)
+	if err != nil {
+		return err
+	}
+	l.touched.Store(time.Now().UnixNano())
+	return e.wake(ctx, l)
+}
+
+func (e *Engine) wake(ctx context.Context, l *life) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.phase != phaseHibernated {
+		return nil
+	}
+	if err := e.sandboxes.Resume(ctx, l.sandbox); err != nil {
+		if errors.Is(err, sandbox.ErrNotFound) {
+			e.failLocked(l, msgVanished)
+			l.ticket.release()
+			l.ticket = nil
+		}
+		return fmt.Errorf("wake the cluster: %w", err)
+	}
+	l.setPhase(phaseReady)
+	l.ticket.setHibernated(false)
+	e.writes.state(ctx, l.sandbox, store.SandboxReady, nil)
+	e.publish(l.id, EventState, map[string]any{"state": store.SandboxReady})
+	e.log.Info("sandbox resumed", "session", l.id, "sandbox", l.sandbox)
+	return nil
+}
+
+// State is a session's cluster state as this engine knows it, which is
+// fresher than Postgres while a write is pending.
+func (e *Engine) State(id uuid.UUID) (string, bool) {
+	v, ok := e.lives.Load(id)
+	if !ok {
+		return "", false
+	}
+	l := v.(*life)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.phase.sandboxState(), true
+}
+
+// End ends a session and deletes its cluster. Provisioning in flight is
+// cancelled first and its cluster deleted once the create returns, so no
+// cluster outlives its session and its room is given back exactly once.
+func (e *Engine) End(ctx context.Context, sess *store.LabSession, reason string) error {
+	if err := e.ready(); err != nil {
+		return err
+	}
+	l, err := e.lifeOf(ctx, sess)
+	if errors.Is(err, ErrGone) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	if l.phase == phaseEnding {
+		l.mu.Unlock()
+		return nil
+	}
+	provisioning := l.provDone != nil
+	l.setPhase(phaseEnding)
+	if l.cancel != nil {
+		l.cancel()
+	}
+	done := l.provDone
+	l.mu.Unlock()
+
+	if err := e.store.EndLabSession(ctx, l.id, reason); err != nil {
+		// Postgres did not take it: the session goes on as it was.
+		l.mu.Lock()
+		l.setPhase(phaseFailed)
+		l.mu.Unlock()
+		return err
+	}
+	e.publish(l.id, EventEnded, map[string]string{"reason": reason})
+	e.onEndMu.Lock()
+	fns := append([]func(uuid.UUID){}, e.onEnd...)
+	e.onEndMu.Unlock()
+	for _, fn := range fns {
+		fn(l.id)
+	}
+	e.writes.state(ctx, l.sandbox, store.SandboxExpiring, nil)
+	teardown := func() {
+		if done != nil {
+			<-done
+		}
+		e.deleteCluster(context.WithoutCancel(ctx), l)
+		e.lives.Delete(l.id)
+		e.log.Info("lab session ended", "session", l.id, "reason", reason)
+	}
+	if provisioning {
+		// The create may take a minute to notice; the learner need not wait.
+		e.goBackground(teardown)
+		return nil
+	}
+	teardown()
+	return nil
+}
+
+// deleteCluster deletes a session's cluster and gives its room back. A
+// failed delete is retried by the reaper (the sandbox stays expiring).
+func (e *Engine) deleteCluster(ctx context.Context, l *life) {
+	if err := e.sandboxes.Delete(ctx, l.sandbox); err != nil {
+		e.log.Error("delete cluster; the reaper tries again", "sandbox", l.sandbox, "err", err)
+		l.mu.Lock()
+		t := l.ticket
+		l.ticket = nil
+		l.mu.Unlock()
+		e.writes.retryDelete(l.sandbox, t)
+		return
+	}
+	l.mu.Lock()
+	l.ticket.release()
+	l.ticket = nil
+	l.mu.Unlock()
+	e.writes.state(ctx, l.sandbox, store.SandboxDeleted, nil)
+}
+
+// Retry provisions a failed session's cluster again. A second Retry while
+// the first runs is a conflict.
+func (e *Engine) Retry(ctx context.Context, sess *store.LabSession) error {
+	if err := e.ready(); err != nil {
+		return err
+	}
+	if sess.State != store.SessionActive {
+		return errorf(ErrGone, "this session has ended; start the lab again")
+	}
+	lab := e.Lab(sess.LabID)
+	if lab == nil {
+		return errorf(ErrGone, "lab %s is no longer installed on this server", sess.LabID)
+	}
+	l, err := e.lifeOf(ctx, sess)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.phase != phaseFailed {
+		return errorf(ErrConflict, "only a failed cluster can be retried; this one is %s", l.phase.sandboxState())
+	}
+	l.lab = lab
+	// The old cluster's room goes back now; provisioning asks for it anew.
+	l.ticket.release()
+	l.ticket = nil
+	e.writes.state(ctx, l.sandbox, store.SandboxRequested, nil)
+	l.retry = true
+	e.provisionLocked(l, false)
+	return nil
+}
+
+// failLocked marks a session's cluster failed with a message for the
+// learner; Retry starts over. The room stays held while the cluster may
+// still run (callers release it where the cluster is gone). Callers hold l.mu.
+func (e *Engine) failLocked(l *life, msg string) {
+	if l.phase == phaseEnding {
+		return
+	}
+	l.setPhase(phaseFailed)
+	e.writes.state(context.Background(), l.sandbox, store.SandboxFailed, &msg)
+	e.publish(l.id, EventState, map[string]any{"state": store.SandboxFailed, "error": msg})
+}

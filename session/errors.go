@@ -1,0 +1,32 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kinds of error the engine returns. The server maps each to an HTTP status
+// (ErrNotFound 404, ErrConflict 409, ErrGone 410, ErrForbidden 403,
+// ErrUnavailable 503); the message is for the learner.
+var (
+	ErrNotFound    = errors.New("not found")
+	ErrConflict    = errors.New("conflict")
+	ErrGone        = errors.New("gone")
+	ErrForbidden   = errors.New("forbidden")
+	ErrUnavailable = errors.New("unavailable")
+)
+
+// Error is an engine error of one kind with a sentence for the learner.
+type Error struct {
+	Kind    error
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Unwrap lets errors.Is match the kind.
+func (e *Error) Unwrap() error { return e.Kind }
+
+func errorf(kind error, format string, args ...any) error {
+	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,309 @@
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/podpath/podpath/sandbox"
+	"github.com/podpath/podpath/store"
+)
+
+// PoolTarget is how many warm clusters of one shape to keep.
+type PoolTarget struct {
+	Workers int `json:"workers"`
+	Size    int `json:"size"`
+}
+
+// ParsePool reads PODPATH_WARM_POOL: a count ("2": clusters of one worker,
+// the shape of every built-in lab) or counts by shape
+// ("workers=1:2,workers=2:1"). Empty means no pool.
+func ParsePool(s string) ([]PoolTarget, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "0" {
+		return nil, nil
+	}
+	if n, err := strconv.Atoi(s); err == nil {
+		if n < 0 || n > 50 {
+			return nil, fmt.Errorf("warm pool %q: use 0 to 50 clusters", s)
+		}
+		return []PoolTarget{{Workers: 1, Size: n}}, nil
+	}
+	var out []PoolTarget
+	seen := map[int]bool{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		shape, count, ok := strings.Cut(part, ":")
+		w, werr := strconv.Atoi(strings.TrimPrefix(shape, "workers="))
+		n, nerr := strconv.Atoi(count)
+		if !ok || !strings.HasPrefix(shape, "workers=") || werr != nil || nerr != nil {
+			return nil, fmt.Errorf("warm pool %q: write a count (2) or counts by shape (workers=1:2,workers=2:1); %q is neither", s, part)
+		}
+		if w < 0 || w > sandbox.MaxWorkers || n < 0 || n > 50 {
+			return nil, fmt.Errorf("warm pool %q: workers go from 0 to %d and counts from 0 to 50", s, sandbox.MaxWorkers)
+		}
+		if seen[w] {
+			return nil, fmt.Errorf("warm pool %q: workers=%d is named twice", s, w)
+		}
+		seen[w] = true
+		out = append(out, PoolTarget{Workers: w, Size: n})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Workers < out[j].Workers })
+	return out, nil
+}
+
+// pool keeps clusters created ahead, hibernated until a learner's Start
+// claims one. It refills only when the host has room and nobody waits in
+// the queue, and its idle clusters are the first to go when a learner
+// needs the room. Its members are rows in the sandboxes table (pool, no
+// session), so a restart finds them again.
+type pool struct {
+	e       *Engine
+	targets []PoolTarget
+	mu      sync.Mutex
+	members map[string]*member
+}
+
+type member struct {
+	name    string
+	workers int
+	image   string
+	state   string // creating, ready (hibernated), claimed
+	ticket  *ticket
+}
+
+const (
+	memberCreating = "creating"
+	memberReady    = "ready"
+	memberClaimed  = "claimed"
+)
+
+func newPool(e *Engine, targets []PoolTarget) *pool {
+	return &pool{e: e, targets: targets, members: map[string]*member{}}
+}
+
+// claim takes a ready member of the shape, or returns nil.
+func (p *pool) claim(workers int, image string) *member {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var best *member
+	for _, m := range p.members {
+		if m.state == memberReady && m.workers == workers && m.image == image && (best == nil || m.name < best.name) {
+			best = m
+		}
+	}
+	if best != nil {
+		best.state = memberClaimed
+	}
+	return best
+}
+
+// unclaim gives a member back when its session could not be stored.
+func (p *pool) unclaim(m *member) {
+	if m == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m.state = memberReady
+}
+
+// claimed forgets a member a session now owns.
+func (p *pool) claimed(m *member) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.members, m.name)
+}
+
+// PoolStatus is the pool as admins see it.
+type PoolStatus struct {
+	Shapes []PoolShape `json:"shapes"`
+	Claims int64       `json:"claims"`
+	Misses int64       `json:"misses"`
+}
+
+// PoolShape is the pool of one cluster shape.
+type PoolShape struct {
+	Workers  int `json:"workers"`
+	Size     int `json:"size"`
+	Ready    int `json:"ready"`
+	Creating int `json:"creating"`
+}
+
+// Pool reports the warm pool.
+func (e *Engine) Pool() PoolStatus {
+	st := PoolStatus{Claims: e.metrics.claims.Load(), Misses: e.metrics.misses.Load(), Shapes: []PoolShape{}}
+	p := e.pool
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, t := range p.targets {
+		sh := PoolShape{Workers: t.Workers, Size: t.Size}
+		for _, m := range p.members {
+			if m.workers != t.Workers {
+				continue
+			}
+			switch m.state {
+			case memberReady:
+				sh.Ready++
+			case memberCreating:
+				sh.Creating++
+			}
+		}
+		st.Shapes = append(st.Shapes, sh)
+	}
+	return st
+}
+
+// refill starts creating members where a shape is short, one at a time, and
+// evicts an idle member when a learner waits for room.
+func (p *pool) refill(ctx context.Context) {
+	if p.e.capacity.waiting() > 0 {
+		p.evictOne(ctx)
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, m := range p.members {
+		if m.state == memberCreating {
+			return // one pool create at a time leaves the slots to learners
+		}
+	}
+	for _, t := range p.targets {
+		have := 0
+		for _, m := range p.members {
+			if m.workers == t.Workers && m.image == p.e.cfg.NodeImage && m.state != memberClaimed {
+				have++
+			}
+		}
+		if have >= t.Size {
+			continue
+		}
+		name := p.e.namePrefix() + "p" + randomHex(5)
+		tk := p.e.capacity.tryAcquire(name, ClusterCost(t.Workers))
+		if tk == nil {
+			return // no room now; try at the next reap
+		}
+		if err := p.e.store.CreatePoolSandbox(ctx, name, p.e.cfg.NodeImage, t.Workers); err != nil {
+			tk.release()
+			p.e.log.Error("record pool cluster", "err", err)
+			return
+		}
+		m := &member{name: name, workers: t.Workers, image: p.e.cfg.NodeImage, state: memberCreating, ticket: tk}
+		p.members[name] = m
+		p.e.goBackground(func() { p.create(m) })
+		return
+	}
+}
+
+func (p *pool) create(m *member) {
+	e := p.e
+	ctx := e.ctx
+	log := e.log.With("sandbox", m.name, "pool", true)
+	e.writes.state(ctx, m.name, store.SandboxProvisioning, nil)
+	start := time.Now()
+	info, err := e.sandboxes.Create(ctx, sandbox.Spec{Name: m.name, Workers: m.workers, Image: m.image}, func(ev sandbox.Event) {
+		_ = e.store.AppendSandboxProgress(context.WithoutCancel(ctx), m.name, ev)
+	})
+	m.ticket.created()
+	if err == nil {
+		_ = e.store.SetSandboxNodes(ctx, m.name, info.Nodes)
+		err = e.sandboxes.Hibernate(ctx, m.name)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return // the server stops; the next start finds the row and deletes the cluster
+		}
+		log.Error("pool cluster failed", "err", err)
+		_ = e.sandboxes.Delete(context.WithoutCancel(ctx), m.name)
+		m.ticket.release()
+		e.writes.state(ctx, m.name, store.SandboxDeleted, nil)
+		p.mu.Lock()
+		delete(p.members, m.name)
+		p.mu.Unlock()
+		return
+	}
+	m.ticket.setHibernated(true)
+	e.writes.state(ctx, m.name, store.SandboxHibernated, nil)
+	p.mu.Lock()
+	m.state = memberReady
+	p.mu.Unlock()
+	log.Info("pool cluster ready", "seconds", time.Since(start).Seconds())
+}
+
+// evictOne deletes an idle member so that a waiting learner gets its room.
+func (p *pool) evictOne(ctx context.Context) {
+	p.mu.Lock()
+	var victim *member
+	for _, m := range p.members {
+		if m.state == memberReady {
+			victim = m
+			break
+		}
+	}
+	if victim != nil {
+		victim.state = memberClaimed // nobody else takes it now
+	}
+	p.mu.Unlock()
+	if victim == nil {
+		return
+	}
+	p.e.log.Info("evicting a pool cluster: a learner waits for room", "sandbox", victim.name)
+	if err := p.e.sandboxes.Delete(ctx, victim.name); err != nil {
+		p.e.log.Error("evict pool cluster", "sandbox", victim.name, "err", err)
+		p.unclaim(victim)
+		return
+	}
+	victim.ticket.release()
+	p.e.writes.state(ctx, victim.name, store.SandboxDeleted, nil)
+	p.mu.Lock()
+	delete(p.members, victim.name)
+	p.mu.Unlock()
+}
+
+// recoverMember takes back a pool cluster found at start-up: a hibernated
+// one that Docker still has is kept, anything else is deleted.
+func (p *pool) recoverMember(ctx context.Context, sb *store.Sandbox) error {
+	p.mu.Lock()
+	_, known := p.members[sb.Name]
+	p.mu.Unlock()
+	if known {
+		return nil
+	}
+	if sb.State == store.SandboxHibernated && sb.Image == p.e.cfg.NodeImage {
+		info, err := p.e.sandboxes.Get(ctx, sb.Name)
+		if err != nil && !errors.Is(err, sandbox.ErrNotFound) {
+			return dockerDown(err)
+		}
+		if err == nil && deadNodes(info) == "" {
+			if info.State != sandbox.StatePaused {
+				if err := p.e.sandboxes.Hibernate(ctx, sb.Name); err != nil {
+					return dockerDown(err)
+				}
+			}
+			tk := p.e.capacity.hold(sb.Name, ClusterCost(sb.Workers), true)
+			p.mu.Lock()
+			p.members[sb.Name] = &member{name: sb.Name, workers: sb.Workers, image: sb.Image, state: memberReady, ticket: tk}
+			p.mu.Unlock()
+			p.e.log.Info("found pool cluster", "sandbox", sb.Name)
+			return nil
+		}
+	}
+	if err := p.e.sandboxes.Delete(ctx, sb.Name); err != nil {
+		return dockerDown(err)
+	}
+	p.e.writes.state(ctx, sb.Name, store.SandboxDeleted, nil)
+	return nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

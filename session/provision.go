@@ -1,0 +1,184 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/podpath/podpath/sandbox"
+	"github.com/podpath/podpath/store"
+)
+
+// provisionLocked starts provisioning a session's cluster in the
+// background: from the pool (claimed: wake it and wait for its nodes) or
+// from scratch (wait for room, create). Callers hold l.mu.
+func (e *Engine) provisionLocked(l *life, claimed bool) {
+	ctx, cancel := context.WithCancel(e.ctx)
+	done := make(chan struct{})
+	l.setPhase(phaseProvisioning)
+	l.cancel, l.provDone = cancel, done
+	l.gr = nil
+	e.goBackground(func() {
+		defer close(done)
+		defer cancel()
+		e.provision(ctx, l, claimed)
+		l.mu.Lock()
+		if l.provDone == done {
+			l.provDone, l.cancel = nil, nil
+		}
+		l.mu.Unlock()
+	})
+}
+
+// provision makes the cluster ready and runs the lab's setup. Every state it
+// writes is guarded by ctx: once the session ends (ctx cancelled), nothing
+// here moves its sandbox to another state.
+func (e *Engine) provision(ctx context.Context, l *life, claimed bool) {
+	log := e.log.With("session", l.id, "sandbox", l.sandbox)
+	progress := func(ev sandbox.Event) {
+		if ctx.Err() != nil {
+			return
+		}
+		if err := e.store.AppendSandboxProgress(context.WithoutCancel(ctx), l.sandbox, ev); err != nil {
+			log.Warn("record progress", "err", err)
+		}
+		e.publish(l.id, EventProgress, ev)
+	}
+	setState := func(state string, errMsg *string) bool {
+		if ctx.Err() != nil {
+			return false
+		}
+		e.writes.state(ctx, l.sandbox, state, errMsg)
+		e.publish(l.id, EventState, map[string]any{"state": state, "error": errMsg})
+		return true
+	}
+	fail := func(err error) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if ctx.Err() != nil {
+			return
+		}
+		log.Error("provisioning failed", "err", err)
+		e.failLocked(l, err.Error())
+	}
+
+	start := time.Now()
+	if claimed {
+		if err := e.wakePooled(ctx, l, progress); err == nil {
+			claimed = true
+		} else if ctx.Err() != nil {
+			return
+		} else {
+			// A pool cluster that does not wake is replaced by a fresh one.
+			log.Warn("pool cluster did not wake; creating a fresh one", "err", err)
+			l.mu.Lock()
+			t := l.ticket
+			l.ticket = nil
+			l.retry = true
+			l.mu.Unlock()
+			t.release()
+			claimed = false
+		}
+	}
+	if !claimed {
+		t, err := e.capacity.acquire(ctx, l.sandbox, ClusterCost(l.workers), func(pos int) {
+			e.publish(l.id, EventQueue, map[string]int{"position": pos})
+		})
+		if err != nil {
+			return // the session ended, or the server is stopping
+		}
+		l.mu.Lock()
+		if ctx.Err() != nil {
+			l.mu.Unlock()
+			t.release()
+			return
+		}
+		l.ticket = t
+		retry := l.retry
+		l.retry = false
+		l.mu.Unlock()
+		if retry {
+			if err := e.sandboxes.Delete(ctx, l.sandbox); err != nil {
+				t.created()
+				fail(fmt.Errorf("delete the failed cluster before making a new one: %w", err))
+				return
+			}
+		}
+		if !setState(store.SandboxProvisioning, nil) {
+			t.created()
+			return
+		}
+		if err := e.store.ResetSandboxProgress(ctx, l.sandbox); err != nil {
+			log.Warn("reset progress", "err", err)
+		}
+		start = time.Now()
+		info, err := e.sandboxes.Create(ctx, sandbox.Spec{Name: l.sandbox, Workers: l.workers, Image: e.cfg.NodeImage}, progress)
+		t.created()
+		if err != nil {
+			// Create deleted what it made: the room goes back.
+			l.mu.Lock()
+			if l.ticket == t {
+				l.ticket = nil
+			}
+			l.mu.Unlock()
+			t.release()
+			if ctx.Err() == nil {
+				fail(err)
+			}
+			return
+		}
+		if err := e.store.SetSandboxNodes(ctx, l.sandbox, info.Nodes); err != nil {
+			log.Error("record nodes", "err", err)
+		}
+	}
+
+	l.mu.Lock()
+	lab := l.lab
+	l.mu.Unlock()
+	progress(sandbox.Event{Stage: StageLabSetup, Title: "Lab setup", Elapsed: time.Since(start)})
+	if err := e.grader(l).Run(ctx, lab.Setup, nil); err != nil {
+		progress(sandbox.Event{Stage: StageLabSetup, Title: "Lab setup", Done: true, Failed: true, Elapsed: time.Since(start)})
+		fail(fmt.Errorf("lab setup: %w", err))
+		return
+	}
+	progress(sandbox.Event{Stage: StageLabSetup, Title: "Lab setup", Done: true, Elapsed: time.Since(start)})
+
+	l.mu.Lock()
+	if ctx.Err() != nil || l.phase != phaseProvisioning {
+		l.mu.Unlock()
+		return
+	}
+	l.setPhase(phaseReady)
+	l.mu.Unlock()
+	// The learner has been waiting, not idle: the idle clock starts now, or
+	// the reaper would freeze a cluster that just came up.
+	l.touched.Store(time.Now().UnixNano())
+	e.metrics.provisionSeconds.Observe(time.Since(start).Seconds())
+	log.Info("sandbox ready", "seconds", time.Since(start).Seconds(), "fromPool", claimed)
+	setState(store.SandboxReady, nil)
+}
+
+// wakePooled resumes a claimed pool cluster and waits until its nodes are
+// Ready again: a control plane frozen for a while wakes with stale node
+// leases, and a check right away would see NotReady nodes.
+func (e *Engine) wakePooled(ctx context.Context, l *life, progress func(sandbox.Event)) error {
+	start := time.Now()
+	progress(sandbox.Event{Stage: StageClaim, Title: "Prepared cluster wakes up", Elapsed: 0})
+	e.writes.state(ctx, l.sandbox, store.SandboxProvisioning, nil)
+	e.publish(l.id, EventState, map[string]any{"state": store.SandboxProvisioning})
+	if err := e.sandboxes.Resume(ctx, l.sandbox); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.ticket.setHibernated(false)
+	l.mu.Unlock()
+	if err := e.sandboxes.WaitReady(ctx, l.sandbox, 2*time.Minute); err != nil {
+		if errors.Is(err, context.Canceled) {
+			return err
+		}
+		return fmt.Errorf("nodes Ready after waking: %w", err)
+	}
+	progress(sandbox.Event{Stage: StageClaim, Title: "Prepared cluster wakes up", Done: true, Elapsed: time.Since(start)})
+	return nil
+}
