@@ -37,7 +37,9 @@ type Fake struct {
 }
 
 // New returns an empty fake.
-func New() *Fake { return &Fake{clusters: map[string][]sandbox.Node{}, CreateTime: 10 * time.Millisecond} }
+func New() *Fake {
+	return &Fake{clusters: map[string][]sandbox.Node{}, CreateTime: 10 * time.Millisecond}
+}
 
 var _ session.Sandboxes = (*Fake)(nil)
 
@@ -208,10 +210,14 @@ func (f *Fake) setAll(name, from, to string) error {
 }
 
 // Hibernate freezes the nodes.
-func (f *Fake) Hibernate(ctx context.Context, name string) error { return f.setAll(name, "running", "paused") }
+func (f *Fake) Hibernate(ctx context.Context, name string) error {
+	return f.setAll(name, "running", "paused")
+}
 
 // Resume thaws them.
-func (f *Fake) Resume(ctx context.Context, name string) error { return f.setAll(name, "paused", "running") }
+func (f *Fake) Resume(ctx context.Context, name string) error {
+	return f.setAll(name, "paused", "running")
+}
 
 // WaitReady returns at once for a running cluster.
 func (f *Fake) WaitReady(ctx context.Context, name string, timeout time.Duration) error {
