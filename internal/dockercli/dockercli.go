@@ -101,10 +101,10 @@ func ImageExists(ctx context.Context, ref string) (bool, error) {
 // Ping fails with a sentence that says what to do when no engine answers.
 func Ping(ctx context.Context) error {
 	if _, err := exec.LookPath(Binary); err != nil {
-		return fmt.Errorf("the docker CLI is not installed: install docker.io (apt-get install -y docker.io) or run scripts/setup")
+		return fmt.Errorf("the docker CLI is not installed: install docker.io (apt-get install -y docker.io) or run scripts/quickstart")
 	}
 	if _, err := Output(ctx, "version", "--format", "{{.Server.Version}}"); err != nil {
-		return fmt.Errorf("no Docker engine answers (%v): start dockerd (scripts/start-services does it) and check `docker info`", err)
+		return fmt.Errorf("no Docker engine answers (%v): start dockerd (scripts/quickstart and scripts/test do it) and check `docker info`", err)
 	}
 	return nil
 }

@@ -36,7 +36,7 @@ func Docker(t testing.TB) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := dockercli.Ping(ctx); err != nil {
-		Missing(t, "%v (scripts/start-services starts dockerd)", err)
+		Missing(t, "%v (scripts/test starts dockerd)", err)
 	}
 }
 
@@ -66,7 +66,7 @@ func Command(t testing.TB, name string) string {
 }
 
 // DefaultDatabaseURL is where tests find Postgres unless DATABASE_URL says
-// otherwise; scripts/start-services creates that role and database.
+// otherwise; scripts/test and scripts/quickstart create that role and database.
 const DefaultDatabaseURL = "postgres://podpath:podpath@localhost:5432/podpath"
 
 // Postgres creates an empty database for the test, dropped afterwards, and
@@ -81,7 +81,7 @@ func Postgres(t testing.TB) string {
 	defer cancel()
 	conn, err := pgx.Connect(ctx, admin)
 	if err != nil {
-		Missing(t, "Postgres at %s: %v (scripts/start-services starts it)", admin, err)
+		Missing(t, "Postgres at %s: %v (scripts/test starts it)", admin, err)
 		return ""
 	}
 	defer conn.Close(context.Background())

@@ -85,7 +85,7 @@ func (d *Doctor) checkDocker(ctx context.Context) Finding {
 	f := Finding{Check: "docker"}
 	if err := dockercli.Ping(ctx); err != nil {
 		f.Severity, f.Message = Fail, err.Error()
-		f.Fix = "install docker.io and start dockerd (scripts/setup does both)"
+		f.Fix = "install docker.io and start dockerd (scripts/quickstart and scripts/test do both)"
 		return f
 	}
 	v, _ := dockercli.Output(ctx, "version", "--format", "{{.Server.Version}}")

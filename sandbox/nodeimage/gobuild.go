@@ -192,7 +192,7 @@ func (b *builder) goVersion(ctx context.Context) (string, error) {
 			}
 		}
 		if p == "" {
-			return "", fmt.Errorf("the go command is needed to build Kubernetes from the Go module proxy: install Go (scripts/setup does) or put it on PATH")
+			return "", fmt.Errorf("the go command is needed to build Kubernetes from the Go module proxy: install Go (scripts/quickstart and scripts/test do) or put it on PATH")
 		}
 		b.goBin = p
 	}
