@@ -22,8 +22,15 @@ import (
 type terminals struct {
 	s        *Server
 	mu       sync.Mutex
-	shells   map[termKey]*terminal.Shell
+	shells   map[termKey]*shellSlot
 	upgrader websocket.Upgrader
+}
+
+// shellSlot holds the shell of one (session, node); its lock covers
+// starting one.
+type shellSlot struct {
+	mu sync.Mutex
+	sh *terminal.Shell
 }
 
 type termKey struct {
@@ -32,7 +39,7 @@ type termKey struct {
 }
 
 func newTerminals(s *Server) *terminals {
-	t := &terminals{s: s, shells: map[termKey]*terminal.Shell{}}
+	t := &terminals{s: s, shells: map[termKey]*shellSlot{}}
 	t.upgrader = websocket.Upgrader{
 		ReadBufferSize: 4096, WriteBufferSize: 32 * 1024,
 		CheckOrigin: s.sameOrigin,
@@ -63,12 +70,22 @@ func (s *Server) sameOrigin(r *http.Request) bool {
 }
 
 // shell returns the session's shell on node, starting one when there is
-// none or the last one exited.
+// none or the last one exited. Starting one asks Docker about the node, so
+// it runs under the key's own lock, never the map's: one slow attach does
+// not hold up other learners' terminals.
 func (t *terminals) shell(ctx context.Context, sess *store.LabSession, sbName, node string, cols, rows uint16) (*terminal.Shell, error) {
 	key := termKey{sess.ID, node}
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	if sh := t.shells[key]; sh != nil {
+	slot := t.shells[key]
+	if slot == nil {
+		slot = &shellSlot{}
+		t.shells[key] = slot
+	}
+	t.mu.Unlock()
+
+	slot.mu.Lock()
+	defer slot.mu.Unlock()
+	if sh := slot.sh; sh != nil {
 		select {
 		case <-sh.Done():
 		default:
@@ -83,28 +100,33 @@ func (t *terminals) shell(ctx context.Context, sess *store.LabSession, sbName, n
 	if err != nil {
 		return nil, fmt.Errorf("start a shell on %s: %w", node, err)
 	}
-	t.shells[key] = sh
+	slot.sh = sh
 	return sh, nil
 }
 
 // closeSession ends the shells of a session.
 func (t *terminals) closeSession(id uuid.UUID) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	for k, sh := range t.shells {
+	var closing []*shellSlot
+	for k, slot := range t.shells {
 		if k.session == id {
-			sh.Close()
+			closing = append(closing, slot)
 			delete(t.shells, k)
 		}
+	}
+	t.mu.Unlock()
+	for _, slot := range closing {
+		slot.close()
 	}
 }
 
 func (t *terminals) closeAll() {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	for k, sh := range t.shells {
-		sh.Close()
-		delete(t.shells, k)
+	all := t.shells
+	t.shells = map[termKey]*shellSlot{}
+	t.mu.Unlock()
+	for _, slot := range all {
+		slot.close()
 	}
 }
 
@@ -155,4 +177,12 @@ func (s *Server) apiTerminal(c echo.Context) error {
 		s.log.Info("terminal closed", "session", sess.ID, "node", node, "reason", err)
 	}
 	return nil
+}
+
+func (s *shellSlot) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sh != nil {
+		s.sh.Close()
+	}
 }
