@@ -15,6 +15,7 @@ import (
 	"github.com/podpath/podpath/sandbox"
 	"github.com/podpath/podpath/server/terminal"
 	"github.com/podpath/podpath/session"
+	"github.com/podpath/podpath/store"
 )
 
 type sessionView struct {
@@ -126,9 +127,43 @@ func TestLabSession(t *testing.T) {
 	db := testenv.Postgres(t)
 	cfg := testConfig(db)
 	cfg.HibernateAfter = 25 * time.Second
-	e := startServer(t, cfg, session.Manager(mgr))
+	// The first server keeps a warm pool of one, with memory for one
+	// cluster only, so the pool does not refill under the test. The
+	// learner's cluster is the pool's: woken, nodes Ready, lab set up.
+	pooled := cfg
+	pooled.WarmPool = []session.PoolTarget{{Workers: 1, Size: 1}}
+	pooled.CapacityMemory = 1000
+	e := startServer(t, pooled, session.Manager(mgr))
 	ada := newClient(t, e.url)
-	ada.signup("ada@example.com")
+	adaID := ada.signup("ada@example.com")
+	if err := e.store.SetUserRole(context.Background(), adaID, store.RoleAdmin); err != nil {
+		t.Fatal(err)
+	}
+	var pool struct {
+		Pool struct {
+			Shapes []struct{ Ready, Creating int }
+		}
+	}
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		r := ada.do("GET", "/api/admin/pool", nil)
+		r.json(t, &pool)
+		if len(pool.Pool.Shapes) == 1 && pool.Pool.Shapes[0].Ready == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the warm pool has no ready cluster after 5 min: %s", r.body)
+		}
+		time.Sleep(2 * time.Second)
+	}
+	if err := ada.do("GET", "/api/admin/pool", nil); err.status != 200 {
+		t.Fatalf("admin pool: %d", err.status)
+	}
+	bob := newClient(t, e.url)
+	bob.signup("bob@example.com")
+	if r := bob.do("GET", "/api/admin/pool", nil); r.status != 403 {
+		t.Errorf("a learner reads the pool: %d", r.status)
+	}
 
 	r := ada.do("POST", "/api/labs/yaml-to-process/sessions", nil)
 	if r.status != 201 {
@@ -165,12 +200,28 @@ func TestLabSession(t *testing.T) {
 		}
 		return false
 	})
-	for _, want := range []string{"nodes", "control-plane", "cni", "nodes-ready", "pod-network", "lab-setup"} {
+	// From the pool: the learner hears the claim and the lab setup; the
+	// create's stages were recorded when the pool made the cluster.
+	for _, want := range []string{"claim", "lab-setup"} {
 		if !strings.Contains(strings.Join(stages, " "), want) {
 			t.Errorf("progress events %v lack stage %s", stages, want)
 		}
 	}
 	ada.do("GET", "/api/sessions/"+sess.ID, nil).json(t, &sess)
+	var recorded []string
+	for _, ev := range sess.Sandbox.Progress {
+		if ev.Done {
+			recorded = append(recorded, ev.Stage)
+		}
+	}
+	for _, want := range []string{"nodes", "control-plane", "cni", "nodes-ready", "pod-network", "claim", "lab-setup"} {
+		if !strings.Contains(strings.Join(recorded, " "), want) {
+			t.Errorf("recorded progress %v lacks stage %s", recorded, want)
+		}
+	}
+	if !strings.Contains(sess.Sandbox.Name, "-p") {
+		t.Errorf("the session's cluster %s is not the pool's", sess.Sandbox.Name)
+	}
 	if sess.Sandbox.State != "ready" || len(sess.Sandbox.Nodes) != 2 || sess.Sandbox.Nodes[1].Alias != "node01" {
 		t.Fatalf("session after provisioning: %+v", sess.Sandbox)
 	}
@@ -219,8 +270,6 @@ func TestLabSession(t *testing.T) {
 		again.conn.Close()
 
 		// Only the owner may attach, and only from this site.
-		bob := newClient(t, e.url)
-		bob.signup("bob@example.com")
 		if _, res, err := bob.terminal(t, sess.ID, "node01", e.url); err == nil || res == nil || res.StatusCode != 404 {
 			t.Errorf("another user's attach: %v %v", err, res)
 		}
