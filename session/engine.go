@@ -271,6 +271,14 @@ func (e *Engine) Start(ctx context.Context, userID int64, lab *labs.Lab) (*store
 		n.Claim = pc.name
 	}
 	sess, err := e.store.CreateLabSession(ctx, n)
+	if pc != nil && errors.Is(err, store.ErrNotFound) {
+		// The pool's row is gone (deleted by hand): forget it, create afresh.
+		e.log.Warn("pool cluster's row is gone; creating a fresh cluster", "sandbox", pc.name)
+		e.pool.claimed(pc)
+		pc.ticket.release()
+		pc, n.Claim = nil, ""
+		sess, err = e.store.CreateLabSession(ctx, n)
+	}
 	if err != nil {
 		e.pool.unclaim(pc) // the pool cluster stays the pool's
 		return nil, err
@@ -402,6 +410,7 @@ func (e *Engine) End(ctx context.Context, sess *store.LabSession, reason string)
 		return nil
 	}
 	provisioning := l.provDone != nil
+	prev := l.phase
 	l.setPhase(phaseEnding)
 	if l.cancel != nil {
 		l.cancel()
@@ -410,9 +419,13 @@ func (e *Engine) End(ctx context.Context, sess *store.LabSession, reason string)
 	l.mu.Unlock()
 
 	if err := e.store.EndLabSession(ctx, l.id, reason); err != nil {
-		// Postgres did not take it: the session goes on as it was.
+		// Postgres did not take it: the session goes on as it was, except
+		// that provisioning, cancelled above, must be retried.
 		l.mu.Lock()
-		l.setPhase(phaseFailed)
+		if provisioning {
+			prev = phaseFailed
+		}
+		l.setPhase(prev)
 		l.mu.Unlock()
 		return err
 	}
