@@ -117,7 +117,13 @@ func TestBrowser(t *testing.T) {
 	)
 	poll(ctx, t, "the command's output", term+`.innerText.includes("podpath-42")`, 30*time.Second)
 
-	// A step's "run in terminal" button types its command in the right tab.
+	// A step's "run in terminal" button types its command in the right tab,
+	// stopping a program left running first (a watch would swallow it).
+	do(ctx, t,
+		browser.InsertText("sleep 600"),
+		browser.PressEnter(),
+	)
+	time.Sleep(500 * time.Millisecond)
 	do(ctx, t, chromedp.Click(chromedp.CSS(`#step-body pre[data-node="controlplane"] .code-run`)))
 	poll(ctx, t, "the step command's output", term+`.innerText.includes("kube-scheduler.yaml")`, 30*time.Second)
 

@@ -322,8 +322,13 @@
     if (!t) return;
     selectTab(node);
     const cmd = text.replace(/\n+$/, "") + "\r";
-    t.send(cmd);
-    t.term.focus();
+    // Ctrl-C first, as Killercoda's "exec interrupt": a program left
+    // running (kubectl get pods -w) stops instead of swallowing the
+    // command, and a half-typed line is dropped. The pause lets the
+    // terminal deliver the interrupt (which flushes pending input) before
+    // the command arrives.
+    t.send("\x03");
+    setTimeout(() => { t.send(cmd); t.term.focus(); }, 250);
   }
 
   // ---- terminals -----------------------------------------------------------
