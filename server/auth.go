@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/mail"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -153,7 +154,7 @@ func (s *Server) requireUserAPI(next echo.HandlerFunc) echo.HandlerFunc {
 func (s *Server) requireUserPage(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if currentUser(c) == nil {
-			return c.Redirect(http.StatusSeeOther, "/login?next="+c.Request().URL.RequestURI())
+			return c.Redirect(http.StatusSeeOther, "/login?next="+url.QueryEscape(c.Request().URL.RequestURI()))
 		}
 		return next(c)
 	}
