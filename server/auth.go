@@ -93,7 +93,7 @@ func (s *Server) startWebSession(c echo.Context, u *store.User) (token string, e
 }
 
 func (s *Server) secure(c echo.Context) bool {
-	return s.cfg.SecureCookies || c.Request().TLS != nil || c.Request().Header.Get("X-Forwarded-Proto") == "https"
+	return s.cfg.Secure() || c.Request().TLS != nil || c.Request().Header.Get("X-Forwarded-Proto") == "https"
 }
 
 // authenticate finds the signed-in user from the session cookie or an

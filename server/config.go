@@ -10,8 +10,8 @@ import (
 )
 
 // Config is podpath serve's configuration. Every field has a flag and a
-// PODPATH_* environment variable (DATABASE_URL for the database); see
-// docs/CONFIG.md and the README.
+// PODPATH_* environment variable (DATABASE_URL for the database); see the
+// README's configuration table.
 type Config struct {
 	// Listen is the address the HTTP server listens on.
 	Listen string
@@ -47,12 +47,19 @@ type Config struct {
 	// WarnBefore is when the page starts warning about the end.
 	WarnBefore time.Duration
 
-	// SecureCookies marks cookies Secure; on by default when PublicURL is https.
+	// SecureCookies forces Secure cookies. They are Secure anyway when
+	// PublicURL is https (see Secure), whichever way PublicURL was set.
 	SecureCookies bool
 	// SessionTTL is how long a sign-in lasts.
 	SessionTTL time.Duration
 	// AllowSignup lets anyone create a learner account.
 	AllowSignup bool
+}
+
+// Secure reports whether cookies are marked Secure: forced, or because the
+// public URL is https. It reads the final configuration, flags included.
+func (c *Config) Secure() bool {
+	return c.SecureCookies || strings.HasPrefix(strings.ToLower(c.PublicURL), "https://")
 }
 
 // DefaultConfig returns the defaults, overridden by PODPATH_* variables.
@@ -94,7 +101,7 @@ var EnvVars = [][3]string{
 	{"PODPATH_HIBERNATE_AFTER", "10m", "freeze an idle session's cluster after this long"},
 	{"PODPATH_WARN_BEFORE", "5m", "warn this long before a session ends"},
 	{"PODPATH_SESSION_TTL", "336h", "how long a sign-in lasts"},
-	{"PODPATH_SECURE_COOKIES", "auto", "force Secure cookies (true/false)"},
+	{"PODPATH_SECURE_COOKIES", "auto", "true forces Secure cookies (an https public URL turns them on anyway)"},
 	{"PODPATH_ALLOW_SIGNUP", "true", "let anyone create a learner account"},
 }
 
@@ -140,7 +147,8 @@ func (c *Config) applyEnv(get func(string) string) {
 	dur("PODPATH_HIBERNATE_AFTER", &c.HibernateAfter)
 	dur("PODPATH_WARN_BEFORE", &c.WarnBefore)
 	dur("PODPATH_SESSION_TTL", &c.SessionTTL)
-	c.SecureCookies = strings.HasPrefix(c.PublicURL, "https://")
+	// Whether an https public URL makes cookies Secure is decided from the
+	// final configuration (Secure), after flags, not here.
 	if v := get("PODPATH_SECURE_COOKIES"); v != "" {
 		c.SecureCookies = v == "true" || v == "1"
 	}
