@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"runtime"
 	"strconv"
@@ -54,6 +55,12 @@ type Config struct {
 	SessionTTL time.Duration
 	// AllowSignup lets anyone create a learner account.
 	AllowSignup bool
+
+	// TrustedProxies are the CIDRs (or addresses) of reverse proxies whose
+	// X-Forwarded-For, X-Real-IP and X-Forwarded-Proto headers are believed.
+	// Empty: the client address is the connection's and those headers are
+	// ignored.
+	TrustedProxies []string
 }
 
 // Secure reports whether cookies are marked Secure: forced, or because the
@@ -103,6 +110,7 @@ var EnvVars = [][3]string{
 	{"PODPATH_SESSION_TTL", "336h", "how long a sign-in lasts"},
 	{"PODPATH_SECURE_COOKIES", "auto", "true forces Secure cookies (an https public URL turns them on anyway)"},
 	{"PODPATH_ALLOW_SIGNUP", "true", "let anyone create a learner account"},
+	{"PODPATH_TRUSTED_PROXIES", "", "CIDRs of reverse proxies whose X-Forwarded-For/X-Real-IP/X-Forwarded-Proto are believed, separated by commas"},
 }
 
 func (c *Config) applyEnv(get func(string) string) {
@@ -155,6 +163,38 @@ func (c *Config) applyEnv(get func(string) string) {
 	if v := get("PODPATH_ALLOW_SIGNUP"); v != "" {
 		c.AllowSignup = v == "true" || v == "1"
 	}
+	if v := get("PODPATH_TRUSTED_PROXIES"); v != "" {
+		c.TrustedProxies = strings.Split(v, ",")
+	}
+}
+
+// trustedProxies parses TrustedProxies; a bare address is a /32 (or /128).
+func (c *Config) trustedProxies() ([]*net.IPNet, error) {
+	var out []*net.IPNet
+	for _, raw := range c.TrustedProxies {
+		v := strings.TrimSpace(raw)
+		if v == "" {
+			continue
+		}
+		if !strings.Contains(v, "/") {
+			ip := net.ParseIP(v)
+			if ip == nil {
+				return nil, fmt.Errorf("trusted proxy %q is neither an address nor a CIDR like 10.0.0.0/8 (PODPATH_TRUSTED_PROXIES)", v)
+			}
+			bits := 128
+			if ip.To4() != nil {
+				bits = 32
+			}
+			out = append(out, &net.IPNet{IP: ip, Mask: net.CIDRMask(bits, bits)})
+			continue
+		}
+		_, n, err := net.ParseCIDR(v)
+		if err != nil {
+			return nil, fmt.Errorf("trusted proxy %q is not a CIDR like 10.0.0.0/8 (PODPATH_TRUSTED_PROXIES)", v)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // Validate says what is wrong with the configuration.
@@ -168,6 +208,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("capacity must be positive (PODPATH_CAPACITY_CPU, PODPATH_CAPACITY_MEMORY)")
 	case c.ProvisionConcurrency < 1:
 		return fmt.Errorf("provision concurrency must be at least 1")
+	}
+	if _, err := c.trustedProxies(); err != nil {
+		return err
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package server_test
 import (
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -43,4 +44,64 @@ func TestSecureCookieFromPublicURL(t *testing.T) {
 	if ck := res.Header.Get("Set-Cookie"); res.StatusCode != 201 || !strings.Contains(ck, "podpath_session=") || !strings.Contains(ck, "; Secure") {
 		t.Errorf("sign-up behind https: %d, cookie %q; want it Secure", res.StatusCode, ck)
 	}
+}
+
+// Sign-in limits: one address guessing is stopped, but the account's owner,
+// from another address, still gets in; forwarding headers count only from a
+// configured proxy.
+func TestLoginLimits(t *testing.T) {
+	login := func(c *client, from, email, password string) int {
+		t.Helper()
+		return c.do("POST", "/api/login", map[string]string{"email": email, "password": password}, "X-Forwarded-For", from).status
+	}
+	t.Run("behind a trusted proxy", func(t *testing.T) {
+		cfg := testConfig(testenv.Postgres(t))
+		cfg.TrustedProxies = []string{"127.0.0.1"}
+		e := startServer(t, cfg, sandbox.NewManager())
+		newClient(t, e.url).signup("victim@example.com")
+		attacker := newClient(t, e.url)
+		limited := false
+		for range 12 {
+			if login(attacker, "203.0.113.7", "Victim@example.com ", "wrong password") == 429 {
+				limited = true
+			}
+		}
+		if !limited {
+			t.Error("12 wrong passwords from one address were never limited")
+		}
+		if got := login(newClient(t, e.url), "198.51.100.9", "victim@example.com", "correct horse"); got != 200 {
+			t.Errorf("the owner from their own address: %d, want 200 (locked out by someone else's failures)", got)
+		}
+		// X-Forwarded-Proto from the proxy marks cookies Secure.
+		r, err := http.NewRequest("POST", e.url+"/api/login", strings.NewReader(`{"email":"victim@example.com","password":"correct horse"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("X-Forwarded-Proto", "https")
+		r.Header.Set("X-Forwarded-For", "198.51.100.10")
+		res, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if ck := res.Header.Get("Set-Cookie"); res.StatusCode != 200 || !strings.Contains(ck, "; Secure") {
+			t.Errorf("sign-in through an https proxy: %d %q; want a Secure cookie", res.StatusCode, ck)
+		}
+	})
+	t.Run("no proxy configured", func(t *testing.T) {
+		e := startServer(t, testConfig(testenv.Postgres(t)), sandbox.NewManager())
+		newClient(t, e.url).signup("victim@example.com")
+		attacker := newClient(t, e.url)
+		limited := false
+		for i := range 12 {
+			// A new made-up address each time changes nothing.
+			if login(attacker, "203.0.113."+strconv.Itoa(i), "victim@example.com", "wrong password") == 429 {
+				limited = true
+			}
+		}
+		if !limited {
+			t.Error("X-Forwarded-For from a client no proxy vouches for escaped the limit")
+		}
+	})
 }
