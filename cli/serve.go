@@ -76,6 +76,8 @@ func serveCmd() *cobra.Command {
 	f.DurationVar(&cfg.WarnBefore, "warn-before", cfg.WarnBefore, "warn this long before a session ends (PODPATH_WARN_BEFORE)")
 	f.StringVar(&cfg.WarmPoolSpec, "warm-pool", cfg.WarmPoolSpec, "clusters created ahead: 2, or workers=1:2,workers=2:1 (PODPATH_WARM_POOL)")
 	f.BoolVar(&cfg.AllowSignup, "allow-signup", cfg.AllowSignup, "let anyone create a learner account (PODPATH_ALLOW_SIGNUP)")
+	f.BoolVar(&cfg.SecureCookies, "secure-cookies", cfg.SecureCookies, "force Secure cookies; an https --public-url turns them on anyway (PODPATH_SECURE_COOKIES)")
+	f.StringSliceVar(&cfg.TrustedProxies, "trusted-proxies", cfg.TrustedProxies, "CIDRs of reverse proxies whose X-Forwarded-For is believed (PODPATH_TRUSTED_PROXIES)")
 	f.StringVar(&logLevel, "log-level", envOr("PODPATH_LOG_LEVEL", "info"), "debug, info, warn or error (PODPATH_LOG_LEVEL)")
 	return cmd
 }

@@ -10,14 +10,13 @@ import (
 	"net"
 	"net/http"
 	"net/mail"
+	"net/url"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 	"golang.org/x/crypto/bcrypt"
-	"golang.org/x/time/rate"
 
 	"github.com/podpath/podpath/store"
 )
@@ -92,7 +91,8 @@ func (s *Server) startWebSession(c echo.Context, u *store.User) (token string, e
 }
 
 func (s *Server) secure(c echo.Context) bool {
-	return s.cfg.SecureCookies || c.Request().TLS != nil || c.Request().Header.Get("X-Forwarded-Proto") == "https"
+	return s.cfg.Secure() || c.Request().TLS != nil ||
+		(c.Request().Header.Get("X-Forwarded-Proto") == "https" && s.fromTrustedProxy(c))
 }
 
 // authenticate finds the signed-in user from the session cookie or an
@@ -153,7 +153,7 @@ func (s *Server) requireUserAPI(next echo.HandlerFunc) echo.HandlerFunc {
 func (s *Server) requireUserPage(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if currentUser(c) == nil {
-			return c.Redirect(http.StatusSeeOther, "/login?next="+c.Request().URL.RequestURI())
+			return c.Redirect(http.StatusSeeOther, "/login?next="+url.QueryEscape(c.Request().URL.RequestURI()))
 		}
 		return next(c)
 	}
@@ -175,57 +175,27 @@ func isWrite(method string) bool {
 	return method != http.MethodGet && method != http.MethodHead && method != http.MethodOptions
 }
 
-// loginLimiter rate-limits sign-in attempts per client address and per
-// email, so guessing passwords is slow.
-type loginLimiter struct {
-	mu      sync.Mutex
-	buckets map[string]*limiterEntry
-	rate    rate.Limit
-	burst   int
-}
+// clientIP is the address a request came from: the connection's, or what
+// a trusted proxy says (PODPATH_TRUSTED_PROXIES; see routes).
+func clientIP(c echo.Context) string { return c.RealIP() }
 
-type limiterEntry struct {
-	l    *rate.Limiter
-	seen time.Time
-}
-
-func newLoginLimiter(perMinute, burst int) *loginLimiter {
-	return &loginLimiter{buckets: map[string]*limiterEntry{}, rate: rate.Limit(float64(perMinute) / 60), burst: burst}
-}
-
-// allow takes a token from every key's bucket; all must have one.
-func (l *loginLimiter) allow(keys ...string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := time.Now()
-	ok := true
-	for _, k := range keys {
-		e := l.buckets[k]
-		if e == nil {
-			e = &limiterEntry{l: rate.NewLimiter(l.rate, l.burst)}
-			l.buckets[k] = e
-		}
-		e.seen = now
-		if !e.l.AllowN(now, 1) {
-			ok = false
-		}
+// fromTrustedProxy reports whether the request came straight from one of
+// the configured reverse proxies, whose forwarding headers are believed.
+func (s *Server) fromTrustedProxy(c echo.Context) bool {
+	if len(s.proxies) == 0 {
+		return false
 	}
-	if len(l.buckets) > 10000 {
-		for k, e := range l.buckets {
-			if now.Sub(e.seen) > 10*time.Minute {
-				delete(l.buckets, k)
-			}
-		}
-	}
-	return ok
-}
-
-func clientIP(c echo.Context) string {
 	host, _, err := net.SplitHostPort(c.Request().RemoteAddr)
 	if err != nil {
-		return c.Request().RemoteAddr
+		host = c.Request().RemoteAddr
 	}
-	return host
+	ip := net.ParseIP(host)
+	for _, n := range s.proxies {
+		if ip != nil && n.Contains(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 // errBadLogin is the one answer to a wrong email or password.
@@ -234,7 +204,7 @@ var errBadLogin = errors.New("wrong email or password")
 // login checks credentials and, when they match, signs the user in.
 func (s *Server) login(c echo.Context, email, password string) (*store.User, string, error) {
 	email = strings.TrimSpace(email)
-	if !s.limiter.allow("ip:"+clientIP(c), "email:"+strings.ToLower(email)) {
+	if !s.limiter.allow(loginKeys(clientIP(c), email)...) {
 		return nil, "", apiError(http.StatusTooManyRequests, "too many sign-in attempts; wait a minute and try again")
 	}
 	u, err := s.store.UserByEmail(c.Request().Context(), email)
@@ -273,7 +243,7 @@ func (s *Server) signup(c echo.Context, email, name, password string) (*store.Us
 	if err := ValidatePassword(password); err != nil {
 		return nil, "", apiError(http.StatusBadRequest, err.Error())
 	}
-	if !s.limiter.allow("signup:" + clientIP(c)) {
+	if !s.limiter.allow(signupKeys(clientIP(c))...) {
 		return nil, "", apiError(http.StatusTooManyRequests, "too many sign-ups from here; wait a minute and try again")
 	}
 	hash, err := HashPassword(password)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"runtime"
 	"strconv"
@@ -12,8 +13,8 @@ import (
 )
 
 // Config is podpath serve's configuration. Every field has a flag and a
-// PODPATH_* environment variable (DATABASE_URL for the database); see
-// docs/CONFIG.md and the README.
+// PODPATH_* environment variable (DATABASE_URL for the database); see the
+// README's configuration table.
 type Config struct {
 	// Listen is the address the HTTP server listens on.
 	Listen string
@@ -49,7 +50,8 @@ type Config struct {
 	// WarnBefore is when the page starts warning about the end.
 	WarnBefore time.Duration
 
-	// SecureCookies marks cookies Secure; on by default when PublicURL is https.
+	// SecureCookies forces Secure cookies. They are Secure anyway when
+	// PublicURL is https (see Secure), whichever way PublicURL was set.
 	SecureCookies bool
 	// SessionTTL is how long a sign-in lasts.
 	SessionTTL time.Duration
@@ -64,6 +66,18 @@ type Config struct {
 	// the pool; HealthInterval how often it asks Docker about each cluster.
 	ReapInterval   time.Duration
 	HealthInterval time.Duration
+
+	// TrustedProxies are the CIDRs (or addresses) of reverse proxies whose
+	// X-Forwarded-For, X-Real-IP and X-Forwarded-Proto headers are believed.
+	// Empty: the client address is the connection's and those headers are
+	// ignored.
+	TrustedProxies []string
+}
+
+// Secure reports whether cookies are marked Secure: forced, or because the
+// public URL is https. It reads the final configuration, flags included.
+func (c *Config) Secure() bool {
+	return c.SecureCookies || strings.HasPrefix(strings.ToLower(c.PublicURL), "https://")
 }
 
 // DefaultConfig returns the defaults, overridden by PODPATH_* variables.
@@ -107,9 +121,10 @@ var EnvVars = [][3]string{
 	{"PODPATH_HIBERNATE_AFTER", "10m", "freeze an idle session's cluster after this long"},
 	{"PODPATH_WARN_BEFORE", "5m", "warn this long before a session ends"},
 	{"PODPATH_SESSION_TTL", "336h", "how long a sign-in lasts"},
-	{"PODPATH_SECURE_COOKIES", "auto", "force Secure cookies (true/false)"},
+	{"PODPATH_SECURE_COOKIES", "auto", "true forces Secure cookies (an https public URL turns them on anyway)"},
 	{"PODPATH_ALLOW_SIGNUP", "true", "let anyone create a learner account"},
 	{"PODPATH_WARM_POOL", "", "clusters created ahead and kept hibernated: a count (2) or counts by shape (workers=1:2,workers=2:1)"},
+	{"PODPATH_TRUSTED_PROXIES", "", "CIDRs of reverse proxies whose X-Forwarded-For/X-Real-IP/X-Forwarded-Proto are believed, separated by commas"},
 }
 
 func (c *Config) applyEnv(get func(string) string) {
@@ -155,13 +170,46 @@ func (c *Config) applyEnv(get func(string) string) {
 	dur("PODPATH_WARN_BEFORE", &c.WarnBefore)
 	dur("PODPATH_SESSION_TTL", &c.SessionTTL)
 	str("PODPATH_WARM_POOL", &c.WarmPoolSpec)
-	c.SecureCookies = strings.HasPrefix(c.PublicURL, "https://")
+	// Whether an https public URL makes cookies Secure is decided from the
+	// final configuration (Secure), after flags, not here.
 	if v := get("PODPATH_SECURE_COOKIES"); v != "" {
 		c.SecureCookies = v == "true" || v == "1"
 	}
 	if v := get("PODPATH_ALLOW_SIGNUP"); v != "" {
 		c.AllowSignup = v == "true" || v == "1"
 	}
+	if v := get("PODPATH_TRUSTED_PROXIES"); v != "" {
+		c.TrustedProxies = strings.Split(v, ",")
+	}
+}
+
+// trustedProxies parses TrustedProxies; a bare address is a /32 (or /128).
+func (c *Config) trustedProxies() ([]*net.IPNet, error) {
+	var out []*net.IPNet
+	for _, raw := range c.TrustedProxies {
+		v := strings.TrimSpace(raw)
+		if v == "" {
+			continue
+		}
+		if !strings.Contains(v, "/") {
+			ip := net.ParseIP(v)
+			if ip == nil {
+				return nil, fmt.Errorf("trusted proxy %q is neither an address nor a CIDR like 10.0.0.0/8 (PODPATH_TRUSTED_PROXIES)", v)
+			}
+			bits := 128
+			if ip.To4() != nil {
+				bits = 32
+			}
+			out = append(out, &net.IPNet{IP: ip, Mask: net.CIDRMask(bits, bits)})
+			continue
+		}
+		_, n, err := net.ParseCIDR(v)
+		if err != nil {
+			return nil, fmt.Errorf("trusted proxy %q is not a CIDR like 10.0.0.0/8 (PODPATH_TRUSTED_PROXIES)", v)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // Validate says what is wrong with the configuration.
@@ -185,6 +233,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ReapInterval <= 0 {
 		c.ReapInterval = 5 * time.Second
+	}
+	if _, err := c.trustedProxies(); err != nil {
+		return err
 	}
 	return nil
 }

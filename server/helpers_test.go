@@ -12,10 +12,13 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/podpath/podpath/internal/testenv"
 	"github.com/podpath/podpath/labs"
@@ -40,6 +43,9 @@ func testConfig(dbURL string) server.Config {
 	cfg.DatabaseURL = dbURL
 	cfg.Listen = "127.0.0.1:0"
 	cfg.CapacityCPU, cfg.CapacityMemory = 4, 8192
+	// Sign-up is closed by default; most tests make their accounts through
+	// it, as a learner on an open server would.
+	cfg.AllowSignup = true
 	return cfg
 }
 
@@ -222,6 +228,65 @@ func manager(t *testing.T) *sandbox.Manager {
 	t.Helper()
 	testenv.NodeImage(t)
 	return sandbox.NewManager()
+}
+
+// labSession makes an active lab session of lab for the user directly in
+// the store, with a sandbox row in state "requested" and no cluster behind
+// it: enough for every route that must answer before a cluster is involved.
+func (e *env) labSession(t *testing.T, userID int64, lab string) *store.LabSession {
+	t.Helper()
+	id := uuid.New()
+	sess, err := e.store.CreateLabSession(context.Background(), store.NewLabSession{
+		ID: id, UserID: userID, LabID: lab, Lifetime: time.Hour, IdleTimeout: 30 * time.Minute,
+		SandboxName: "ls-nocluster-" + strings.ReplaceAll(id.String(), "-", "")[:12], Image: "podpath/node:latest", Workers: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sess
+}
+
+// noRedirect makes the client stop at redirects, so tests read Location.
+func (c *client) noRedirect() *client {
+	c.http.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return c
+}
+
+// page GETs a page and returns its status and HTML.
+func (c *client) page(path string) (int, string) {
+	c.t.Helper()
+	res, err := c.http.Get(c.base + path)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]*)"`)
+
+// formToken reads the CSRF field of the first form on a page.
+func (c *client) formToken(path string) string {
+	c.t.Helper()
+	status, html := c.page(path)
+	m := csrfField.FindStringSubmatch(html)
+	if status != 200 || m == nil || m[1] == "" {
+		c.t.Fatalf("page %s (%d) has no CSRF field", path, status)
+	}
+	return m[1]
+}
+
+// postForm posts a form and returns the response (body read and closed).
+func (c *client) postForm(path string, form url.Values) (*http.Response, string) {
+	c.t.Helper()
+	res, err := c.http.PostForm(c.base+path, form)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res, string(b)
 }
 
 func mustURL(s string) *url.URL {

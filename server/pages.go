@@ -103,10 +103,18 @@ func (s *Server) pageSignup(c echo.Context) error {
 	return s.pages.render(c, http.StatusOK, "signup", s.pageData(c, map[string]any{"Next": safeNext(c.QueryParam("next")), "AllowSignup": s.cfg.AllowSignup}))
 }
 
-// safeNext keeps redirects on this site.
+// safeNext keeps redirects on this site: a path that starts with one
+// slash, in printable ASCII without backslashes. Browsers drop tabs and
+// newlines anywhere in a URL and read a backslash as a slash, so "/\t/evil.example"
+// would be "//evil.example", another origin; anything unusual goes home.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.Contains(next, "\\") {
+	if len(next) == 0 || len(next) > 2048 || next[0] != '/' || strings.HasPrefix(next, "//") {
 		return "/"
+	}
+	for i := 0; i < len(next); i++ {
+		if b := next[i]; b <= ' ' || b >= 0x7f || b == '\\' {
+			return "/"
+		}
 	}
 	return next
 }

@@ -36,6 +36,7 @@ type Server struct {
 	pages   *pages
 	limiter *loginLimiter
 	terms   *terminals
+	proxies []*net.IPNet // PODPATH_TRUSTED_PROXIES
 
 	dummyHash []byte
 	ready     bool
@@ -58,11 +59,15 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if d.Log == nil {
 		d.Log = slog.Default()
 	}
+	proxies, err := cfg.trustedProxies()
+	if err != nil {
+		return nil, err
+	}
 	dummy, _ := bcrypt.GenerateFromPassword([]byte("podpath dummy password"), bcrypt.DefaultCost)
 	s := &Server{
 		cfg: cfg, store: d.Store, labs: d.Labs, log: d.Log,
-		metrics: newMetrics(), md: newMarkdown(), limiter: newLoginLimiter(10, 10),
-		dummyHash: dummy,
+		metrics: newMetrics(), md: newMarkdown(), limiter: newLoginLimiter(),
+		dummyHash: dummy, proxies: proxies,
 	}
 	pg, err := newPages()
 	if err != nil {
@@ -86,6 +91,7 @@ func (s *Server) routes() *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
+	e.IPExtractor = s.ipExtractor()
 	e.Use(middleware.Recover())
 	e.Use(s.requestLog)
 	e.Use(middleware.BodyLimit("1M"))
@@ -136,6 +142,27 @@ func (s *Server) routes() *echo.Echo {
 		return apiError(http.StatusNotFound, fmt.Sprintf("no API endpoint %s %s; see docs/API.md", c.Request().Method, c.Request().URL.Path))
 	})
 	return e
+}
+
+// ipExtractor finds the client's address: the connection's, unless it is a
+// trusted proxy, whose X-Forwarded-For (or X-Real-IP) is believed. echo's
+// default trust of loopback and private addresses is turned off: only the
+// configured ranges count.
+func (s *Server) ipExtractor() echo.IPExtractor {
+	if len(s.proxies) == 0 {
+		return echo.ExtractIPDirect()
+	}
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, n := range s.proxies {
+		opts = append(opts, echo.TrustIPRange(n))
+	}
+	xff, xri := echo.ExtractIPFromXFFHeader(opts...), echo.ExtractIPFromRealIPHeader(opts...)
+	return func(r *http.Request) string {
+		if r.Header.Get(echo.HeaderXForwardedFor) != "" {
+			return xff(r)
+		}
+		return xri(r)
+	}
 }
 
 // Handler is the server's HTTP handler (for tests).
