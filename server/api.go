@@ -55,9 +55,9 @@ type credentials struct {
 }
 
 type authResponse struct {
-	User      *store.User `json:"user"`
-	Token     string      `json:"token"`
-	CSRFToken string      `json:"csrfToken"`
+	User      *UserView `json:"user"`
+	Token     string    `json:"token"`
+	CSRFToken string    `json:"csrfToken"`
 }
 
 func (s *Server) authResponse(c echo.Context, status int, u *store.User, token string) error {
@@ -65,7 +65,7 @@ func (s *Server) authResponse(c echo.Context, status int, u *store.User, token s
 	if err != nil {
 		return err
 	}
-	return c.JSON(status, authResponse{User: u, Token: token, CSRFToken: ws.CSRFToken})
+	return c.JSON(status, authResponse{User: userView(u), Token: token, CSRFToken: ws.CSRFToken})
 }
 
 func (s *Server) apiSignup(c echo.Context) error {
@@ -105,7 +105,7 @@ func (s *Server) apiLogout(c echo.Context) error {
 
 func (s *Server) apiMe(c echo.Context) error {
 	u := currentUser(c)
-	out := map[string]any{"user": u, "csrfToken": currentWebSession(c).CSRFToken}
+	out := map[string]any{"user": userView(u), "csrfToken": currentWebSession(c).CSRFToken}
 	if sess, err := s.store.ActiveLabSession(c.Request().Context(), u.ID); err == nil {
 		out["activeSession"] = map[string]string{"id": sess.ID.String(), "labId": sess.LabID}
 	}
@@ -254,9 +254,9 @@ type SandboxView struct {
 	Name          string          `json:"name"`
 	State         string          `json:"state"`
 	Error         *string         `json:"error,omitempty"`
-	Progress      json.RawMessage `json:"progress"`
-	Nodes         json.RawMessage `json:"nodes"`
-	QueuePosition int             `json:"queuePosition,omitempty"`
+	Progress      []ProgressView `json:"progress"`
+	Nodes         []NodeView     `json:"nodes"`
+	QueuePosition int            `json:"queuePosition,omitempty"`
 }
 
 // StepStatus is a step with its status for this session.
@@ -282,7 +282,7 @@ func (s *Server) sessionView(c echo.Context, sess *store.LabSession) (*SessionVi
 	if err != nil {
 		return nil, err
 	}
-	v.Sandbox = SandboxView{Name: sb.Name, State: sb.State, Error: sb.Error, Progress: sb.Progress, Nodes: sb.Nodes,
+	v.Sandbox = SandboxView{Name: sb.Name, State: sb.State, Error: sb.Error, Progress: progressViews(sb.Progress), Nodes: nodeViews(sb.Nodes),
 		QueuePosition: s.engine.QueuePosition(sb.Name)}
 	if st, ok := s.engine.State(sess.ID); ok && sess.State == store.SessionActive {
 		v.Sandbox.State = st // fresher than Postgres while a write is pending
@@ -347,7 +347,7 @@ func (s *Server) apiSession(c echo.Context) error {
 type StepView struct {
 	StepStatus
 	HTML        string         `json:"html"`
-	LastAttempt *store.Attempt `json:"lastAttempt,omitempty"`
+	LastAttempt *AttemptView `json:"lastAttempt,omitempty"`
 }
 
 func (s *Server) apiStep(c echo.Context) error {
@@ -391,7 +391,7 @@ func (s *Server) stepView(c echo.Context, sess *store.LabSession, stepID string)
 		v.AnswerLabel = step.Answer.In(lg)
 	}
 	if a, err := s.store.LastAttempt(ctx, sess.ID, step.ID); err == nil {
-		v.LastAttempt = a
+		v.LastAttempt = attemptView(a)
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
@@ -432,7 +432,7 @@ func (s *Server) apiCheck(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, a)
+	return c.JSON(http.StatusOK, attemptView(a))
 }
 
 func (s *Server) apiSolve(c echo.Context) error {
@@ -444,7 +444,7 @@ func (s *Server) apiSolve(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, a)
+	return c.JSON(http.StatusOK, attemptView(a))
 }
 
 func (s *Server) apiExtend(c echo.Context) error {
@@ -514,6 +514,7 @@ func (s *Server) apiEvents(c echo.Context) error {
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	write := func(e session.Event) error {
+		e = eventView(e)
 		b, err := json.Marshal(e.Data)
 		if err != nil {
 			return err

@@ -84,12 +84,12 @@
       li.textContent = e.title;
       const t = document.createElement("span");
       t.className = "t";
-      t.textContent = (e.elapsed / 1e9).toFixed(0) + " s";
+      t.textContent = (e.elapsedMs / 1000).toFixed(0) + " s";
       li.appendChild(t);
       list.appendChild(li);
     }
     const last = events[events.length - 1];
-    provisionStart = last ? Date.now() - last.elapsed / 1e6 : provisionStart;
+    provisionStart = last ? Date.now() - last.elapsedMs : provisionStart;
   }
   let provisionStart = null;
   setInterval(() => {

@@ -1,0 +1,138 @@
+package server
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/podpath/podpath/sandbox"
+	"github.com/podpath/podpath/session"
+	"github.com/podpath/podpath/store"
+)
+
+// The API's JSON comes from these view types, never from store or sandbox
+// structs, so a column or field added there does not leak into the API.
+// Durations are in milliseconds.
+
+// UserView is an account.
+type UserView struct {
+	ID        int64     `json:"id"`
+	Email     string    `json:"email"`
+	Name      string    `json:"name"`
+	Role      string    `json:"role"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+func userView(u *store.User) *UserView {
+	if u == nil {
+		return nil
+	}
+	return &UserView{ID: u.ID, Email: u.Email, Name: u.Name, Role: u.Role, CreatedAt: u.CreatedAt}
+}
+
+// AttemptView is one press of Check (or Skip) with each check's result.
+type AttemptView struct {
+	ID         int64             `json:"id"`
+	StepID     string            `json:"stepId"`
+	Kind       string            `json:"kind"`
+	Passed     bool              `json:"passed"`
+	Answer     *string           `json:"answer,omitempty"`
+	Error      *string           `json:"error,omitempty"`
+	DurationMS int64             `json:"durationMs"`
+	CreatedAt  time.Time         `json:"createdAt"`
+	Results    []CheckResultView `json:"results"`
+}
+
+// CheckResultView is one check's outcome: its name and feedback by language.
+type CheckResultView struct {
+	Index      int               `json:"index"`
+	Name       map[string]string `json:"name"`
+	Passed     bool              `json:"passed"`
+	Observed   string            `json:"observed"`
+	Feedback   map[string]string `json:"feedback,omitempty"`
+	ProbeError bool              `json:"probeError,omitempty"`
+	DurationMS int64             `json:"durationMs"`
+}
+
+func attemptView(a *store.Attempt) *AttemptView {
+	if a == nil {
+		return nil
+	}
+	v := &AttemptView{ID: a.ID, StepID: a.StepID, Kind: a.Kind, Passed: a.Passed, Answer: a.Answer, Error: a.Error,
+		DurationMS: a.Duration.Milliseconds(), CreatedAt: a.CreatedAt, Results: []CheckResultView{}}
+	for _, r := range a.Results {
+		cr := CheckResultView{Index: r.Index, Passed: r.Passed, Observed: r.Observed, ProbeError: r.ProbeError, DurationMS: r.Duration.Milliseconds()}
+		cr.Name = textOf(r.Name)
+		if len(r.Feedback) > 0 {
+			cr.Feedback = textOf(r.Feedback)
+		}
+		v.Results = append(v.Results, cr)
+	}
+	return v
+}
+
+// textOf reads a stored by-language text ({"en": ..., "zh": ...}).
+func textOf(raw json.RawMessage) map[string]string {
+	var m map[string]string
+	if err := json.Unmarshal(raw, &m); err != nil {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return map[string]string{"en": s}
+		}
+		return nil
+	}
+	return m
+}
+
+// ProgressView is a provisioning stage that started or ended.
+type ProgressView struct {
+	Stage     string `json:"stage"`
+	Title     string `json:"title"`
+	Done      bool   `json:"done"`
+	Failed    bool   `json:"failed,omitempty"`
+	ElapsedMS int64  `json:"elapsedMs"`
+}
+
+func progressView(e sandbox.Event) ProgressView {
+	return ProgressView{Stage: e.Stage, Title: e.Title, Done: e.Done, Failed: e.Failed, ElapsedMS: e.Elapsed.Milliseconds()}
+}
+
+// progressViews reads a sandbox's stored progress.
+func progressViews(raw json.RawMessage) []ProgressView {
+	var evs []sandbox.Event
+	_ = json.Unmarshal(raw, &evs)
+	out := make([]ProgressView, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, progressView(e))
+	}
+	return out
+}
+
+// NodeView is one node of a learner's cluster.
+type NodeView struct {
+	Alias     string `json:"alias"`
+	Role      string `json:"role"`
+	IP        string `json:"ip"`
+	State     string `json:"state"`
+	Container string `json:"container"`
+}
+
+func nodeViews(raw json.RawMessage) []NodeView {
+	var ns []sandbox.Node
+	_ = json.Unmarshal(raw, &ns)
+	out := make([]NodeView, 0, len(ns))
+	for _, n := range ns {
+		out = append(out, NodeView{Alias: n.Alias, Role: n.Role, IP: n.IP, State: n.State, Container: n.Container})
+	}
+	return out
+}
+
+// eventView turns an engine event's data into its API view.
+func eventView(e session.Event) session.Event {
+	switch d := e.Data.(type) {
+	case *store.Attempt:
+		e.Data = attemptView(d)
+	case sandbox.Event:
+		e.Data = progressView(d)
+	}
+	return e
+}
