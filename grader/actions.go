@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/podpath/podpath/internal/names"
 	"github.com/podpath/podpath/labs"
 )
 
@@ -35,7 +36,7 @@ func (g *Grader) runAction(ctx context.Context, a *labs.Action, answer *string) 
 		if a.Delete != "" {
 			cmd = "kubectl delete --ignore-not-found --wait=false -f -"
 		}
-		out, errOut, code, err := g.nodeShell(ctx, "controlplane", cmd, bytes.NewReader(manifest))
+		out, errOut, code, err := g.nodeShell(ctx, names.ControlPlane, cmd, bytes.NewReader(manifest))
 		if err != nil {
 			return err
 		}
@@ -49,7 +50,7 @@ func (g *Grader) runAction(ctx context.Context, a *labs.Action, answer *string) 
 		}
 		node := a.Node
 		if node == "" {
-			node = "controlplane"
+			node = names.ControlPlane
 		}
 		_, errOut, code, err := g.nodeShell(ctx, node, "mkdir -p \"$(dirname "+shellQuote(a.To)+")\" && cat > "+shellQuote(a.To), bytes.NewReader(content))
 		if err != nil {
@@ -61,7 +62,7 @@ func (g *Grader) runAction(ctx context.Context, a *labs.Action, answer *string) 
 	case "run":
 		node := a.Node
 		if node == "" {
-			node = "controlplane"
+			node = names.ControlPlane
 		}
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 		defer cancel()

@@ -1,9 +1,10 @@
 package labs
 
 import (
-	"fmt"
 	"strings"
 	"text/template"
+
+	"github.com/podpath/podpath/internal/names"
 )
 
 // TemplateData is what step text may refer to: the learner's real cluster.
@@ -25,10 +26,10 @@ type Images struct {
 // SampleData is TemplateData for a lab's cluster shape, used to validate
 // step text before any cluster exists.
 func SampleData(l *Lab) TemplateData {
-	d := TemplateData{Cluster: "sample", Nodes: map[string]string{"controlplane": "controlplane"},
+	d := TemplateData{Cluster: "sample", Nodes: map[string]string{names.ControlPlane: names.ControlPlane},
 		Images: Images{Nginx: "nginx-image", Tools: "tools-image"}}
 	for i := 1; i <= l.Cluster.Workers; i++ {
-		n := fmt.Sprintf("node%02d", i)
+		n := names.Worker(i)
 		d.Nodes[n] = n
 	}
 	return d

@@ -12,6 +12,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	"k8s.io/client-go/util/jsonpath"
+
+	"github.com/podpath/podpath/internal/names"
 )
 
 var idRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
@@ -253,10 +255,7 @@ func (v *validator) jsonpath(where []any, expr string) {
 
 // node checks that a node name exists in the lab's cluster shape.
 func (v *validator) node(where []any, name string) {
-	valid := []string{"controlplane"}
-	for i := 1; i <= v.lab.Cluster.Workers; i++ {
-		valid = append(valid, fmt.Sprintf("node%02d", i))
-	}
+	valid := names.Nodes(v.lab.Cluster.Workers)
 	if !slices.Contains(valid, name) {
 		v.at(where, "unknown node %q: this lab's cluster has %s", name, strings.Join(valid, ", "))
 	}

@@ -16,13 +16,15 @@ import (
 	"sync"
 
 	"sigs.k8s.io/kind/pkg/cluster"
+
+	"github.com/podpath/podpath/internal/names"
 )
 
 // ControlPlane is the alias of every sandbox's control-plane node.
-const ControlPlane = "controlplane"
+const ControlPlane = names.ControlPlane
 
 // WorkerAlias is the alias of the i-th worker (1-based): node01, node02, ...
-func WorkerAlias(i int) string { return fmt.Sprintf("node%02d", i) }
+func WorkerAlias(i int) string { return names.Worker(i) }
 
 // kindPrefix marks the kind clusters podpath owns, so other kind clusters on
 // the same host are never listed, reconciled or deleted.

@@ -12,8 +12,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/podpath/podpath/internal/names"
 	"github.com/podpath/podpath/labs"
-	"github.com/podpath/podpath/sandbox/nodeimage"
 	"github.com/podpath/podpath/session"
 	"github.com/podpath/podpath/store"
 )
@@ -251,9 +251,9 @@ type SessionView struct {
 
 // SandboxView is a session's cluster.
 type SandboxView struct {
-	Name          string          `json:"name"`
-	State         string          `json:"state"`
-	Error         *string         `json:"error,omitempty"`
+	Name          string         `json:"name"`
+	State         string         `json:"state"`
+	Error         *string        `json:"error,omitempty"`
 	Progress      []ProgressView `json:"progress"`
 	Nodes         []NodeView     `json:"nodes"`
 	QueuePosition int            `json:"queuePosition,omitempty"`
@@ -346,7 +346,7 @@ func (s *Server) apiSession(c echo.Context) error {
 // StepView is a step's text and status.
 type StepView struct {
 	StepStatus
-	HTML        string         `json:"html"`
+	HTML        string       `json:"html"`
 	LastAttempt *AttemptView `json:"lastAttempt,omitempty"`
 }
 
@@ -402,7 +402,7 @@ func (s *Server) stepView(c echo.Context, sess *store.LabSession, stepID string)
 func (s *Server) templateData(sbName string, l *labs.Lab) labs.TemplateData {
 	d := labs.SampleData(l)
 	d.Cluster = sbName
-	d.Images = labs.Images{Nginx: nodeimage.NginxImage, Tools: nodeimage.ToolsImage}
+	d.Images = labs.Images{Nginx: names.NginxImage, Tools: names.ToolsImage}
 	return d
 }
 

@@ -15,13 +15,15 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/podpath/podpath/internal/names"
 )
 
 // Workload images preloaded into every node for the labs. Their names say
 // where they come from: podpath builds them from Debian packages.
 const (
-	NginxImage   = "podpath.local/nginx:1.22"
-	ToolsImage   = "podpath.local/tools:bookworm"
+	NginxImage   = names.NginxImage
+	ToolsImage   = names.ToolsImage
 	flannelImage = "podpath.local/flannel"
 )
 
