@@ -269,6 +269,20 @@ type StepStatus struct {
 	NoSkip      bool   `json:"noSkip,omitempty"`
 }
 
+// stepStatus is a step with its status for this session (pending when it
+// has no attempt yet).
+func stepStatus(st *labs.Step, status store.StepStatus, lg string) StepStatus {
+	ss := StepStatus{StepBase: StepBase{ID: st.ID, Title: st.Title.In(lg), Layers: st.Layers},
+		Status: status.Status, Attempts: status.Attempts, NeedsAnswer: st.NeedsAnswer(), NoSkip: st.NoSkip}
+	if ss.Status == "" {
+		ss.Status = store.StepPending
+	}
+	if ss.NeedsAnswer {
+		ss.AnswerLabel = st.Answer.In(lg)
+	}
+	return ss
+}
+
 func (s *Server) sessionView(c echo.Context, sess *store.LabSession) (*SessionView, error) {
 	ctx := c.Request().Context()
 	lg := lang(c)
@@ -297,16 +311,9 @@ func (s *Server) sessionView(c echo.Context, sess *store.LabSession) (*SessionVi
 		return v, nil
 	}
 	v.LabTitle = l.Title.In(lg)
-	for _, st := range l.Steps {
-		status := statuses[st.ID]
-		ss := StepStatus{StepBase: StepBase{ID: st.ID, Title: st.Title.In(lg), Layers: st.Layers},
-			Status: status.Status, Attempts: status.Attempts, NeedsAnswer: st.NeedsAnswer(), NoSkip: st.NoSkip}
-		if ss.Status == "" {
-			ss.Status = store.StepPending
-		}
-		if ss.NeedsAnswer {
-			ss.AnswerLabel = st.Answer.In(lg)
-		}
+	for i := range l.Steps {
+		st := &l.Steps[i]
+		ss := stepStatus(st, statuses[st.ID], lg)
 		if v.CurrentStep == "" && ss.Status != store.StepPassed && ss.Status != store.StepSkipped {
 			v.CurrentStep = st.ID
 		}
@@ -381,15 +388,7 @@ func (s *Server) stepView(c echo.Context, sess *store.LabSession, stepID string)
 	if err != nil {
 		return nil, err
 	}
-	st := statuses[step.ID]
-	v := &StepView{StepStatus: StepStatus{StepBase: StepBase{ID: step.ID, Title: step.Title.In(lg), Layers: step.Layers},
-		Status: st.Status, Attempts: st.Attempts, NeedsAnswer: step.NeedsAnswer(), NoSkip: step.NoSkip}, HTML: html}
-	if v.Status == "" {
-		v.Status = store.StepPending
-	}
-	if v.NeedsAnswer {
-		v.AnswerLabel = step.Answer.In(lg)
-	}
+	v := &StepView{StepStatus: stepStatus(step, statuses[step.ID], lg), HTML: html}
 	if a, err := s.store.LastAttempt(ctx, sess.ID, step.ID); err == nil {
 		v.LastAttempt = attemptView(a)
 	} else if !errors.Is(err, store.ErrNotFound) {
