@@ -38,6 +38,18 @@ func benchCmd() *cobra.Command {
 	srv.Flags().IntVar(&vo.Keystrokes, "keystrokes", 100, "keystrokes per terminal")
 	srv.Flags().IntVar(&vo.Checks, "checks", 50, "checks of each kind")
 	srv.Flags().BoolVar(&vo.Keep, "keep", false, "keep the bench cluster")
-	cmd.AddCommand(sb, srv)
+	var po bench.PoolOptions
+	pool := &cobra.Command{
+		Use:   "pool",
+		Short: "Click-to-prompt (start request until the terminal shows a prompt) with a warm pool of one and without",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			po.Out = cmd.OutOrStdout()
+			return bench.Pool(cmd.Context(), po)
+		},
+	}
+	pool.Flags().IntVar(&po.Runs, "runs", 5, "starts timed in each mode")
+	pool.Flags().StringVar(&po.Lab, "lab", "yaml-to-process", "the lab started")
+	cmd.AddCommand(sb, srv, pool)
 	return cmd
 }

@@ -1,0 +1,277 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/sandbox"
+	"github.com/podpath/podpath/server"
+	"github.com/podpath/podpath/session"
+	"github.com/podpath/podpath/store"
+)
+
+// PoolOptions tune `podpath bench pool`.
+type PoolOptions struct {
+	Out io.Writer
+	// Runs is how many starts are timed with the pool and without.
+	Runs int
+	// Lab is the lab started.
+	Lab string
+	// DatabaseURL is the Postgres role that may create the bench's scratch database.
+	DatabaseURL string
+}
+
+// Pool measures click-to-prompt, from the start request until the first
+// node's terminal websocket has printed a shell prompt, on a real server
+// with a warm pool of one and with none. Each start is ended before the
+// next; with the pool, the next waits until the pool has refilled.
+func Pool(ctx context.Context, o PoolOptions) error {
+	if o.Runs <= 0 {
+		o.Runs = 5
+	}
+	if o.Lab == "" {
+		o.Lab = "yaml-to-process"
+	}
+	out := o.Out
+	fmt.Fprintf(out, "machine: %s\n", Machine())
+	dbURL, drop, err := scratchDatabase(ctx, o.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer drop()
+
+	results := map[bool][]time.Duration{}
+	for _, pooled := range []bool{true, false} {
+		ds, err := clickToPrompt(ctx, dbURL, o, pooled)
+		if err != nil {
+			return err
+		}
+		results[pooled] = ds
+		label := "without a pool (a fresh create each time)"
+		if pooled {
+			label = "with a warm pool of one"
+		}
+		fmt.Fprintf(out, "click-to-prompt %s, %d starts: p50 %s, p95 %s, max %s (%s)\n", label, len(ds),
+			percentile(ds, 50).Round(10*time.Millisecond), percentile(ds, 95).Round(10*time.Millisecond),
+			percentile(ds, 100).Round(10*time.Millisecond), list(ds))
+	}
+	fmt.Fprintf(out, "the pool makes a start %.0f× faster (p50)\n", float64(percentile(results[false], 50))/float64(percentile(results[true], 50)))
+	return nil
+}
+
+func scratchDatabase(ctx context.Context, admin string) (string, func(), error) {
+	if admin == "" {
+		admin = os.Getenv("DATABASE_URL")
+	}
+	if admin == "" {
+		admin = "postgres://podpath:podpath@localhost:5432/podpath"
+	}
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		return "", nil, fmt.Errorf("connect to Postgres at DATABASE_URL (scripts/quickstart starts it): %w", err)
+	}
+	defer conn.Close(ctx)
+	name := fmt.Sprintf("podpath_bench_%d", time.Now().UnixNano())
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		return "", nil, fmt.Errorf("create a scratch database (the role needs CREATEDB): %w", err)
+	}
+	cfg, _ := pgx.ParseConfig(admin)
+	url := fmt.Sprintf("postgres://%s:%s@%s:%d/%s", cfg.User, cfg.Password, cfg.Host, cfg.Port, name)
+	return url, func() {
+		c, err := pgx.Connect(context.Background(), admin)
+		if err == nil {
+			_, _ = c.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+			c.Close(context.Background())
+		}
+	}, nil
+}
+
+// clickToPrompt runs a server and times o.Runs starts.
+func clickToPrompt(ctx context.Context, dbURL string, o PoolOptions, pooled bool) ([]time.Duration, error) {
+	st, err := store.Open(ctx, dbURL)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	if _, _, err := st.Migrate(ctx); err != nil {
+		return nil, err
+	}
+	cfg := server.DefaultConfig()
+	cfg.DatabaseURL, cfg.Listen = dbURL, "127.0.0.1:0"
+	if pooled {
+		cfg.WarmPoolSpec = "1"
+	}
+	all, problems := labs.Builtin()
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	srv, err := server.New(cfg, server.Deps{Store: st, Sandboxes: session.Manager(sandbox.NewManager()), Labs: all, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(runCtx, ln) }()
+	defer func() { cancel(); <-done }()
+	base := "http://" + ln.Addr().String()
+
+	hash, _ := server.HashPassword("bench password")
+	email := fmt.Sprintf("bench-%d@example.com", time.Now().UnixNano())
+	if _, err := st.CreateUser(ctx, email, "Bench", hash, store.RoleAdmin); err != nil {
+		return nil, err
+	}
+	c := &apiClient{base: base}
+	if err := waitFor(ctx, 30*time.Second, func() bool { return c.status("GET", "/readyz") == 200 }); err != nil {
+		return nil, fmt.Errorf("server not ready: %w", err)
+	}
+	var login struct{ Token string }
+	if err := c.call("POST", "/api/login", map[string]string{"email": email, "password": "bench password"}, &login); err != nil {
+		return nil, err
+	}
+	c.token = login.Token
+	poolReady := func() bool {
+		var v struct {
+			Pool struct{ Shapes []struct{ Ready int } }
+		}
+		return c.call("GET", "/api/admin/pool", nil, &v) == nil && len(v.Pool.Shapes) == 1 && v.Pool.Shapes[0].Ready == 1
+	}
+
+	var ds []time.Duration
+	for range o.Runs {
+		if pooled {
+			if err := waitFor(ctx, 5*time.Minute, poolReady); err != nil {
+				return nil, fmt.Errorf("the pool did not fill: %w", err)
+			}
+		}
+		start := time.Now()
+		var sess struct {
+			ID      string
+			Sandbox struct{ State string }
+		}
+		if err := c.call("POST", "/api/labs/"+o.Lab+"/sessions", nil, &sess); err != nil {
+			return nil, err
+		}
+		var failed error
+		if err := waitFor(ctx, 10*time.Minute, func() bool {
+			c.call("GET", "/api/sessions/"+sess.ID, nil, &sess)
+			if sess.Sandbox.State == store.SandboxFailed {
+				failed = fmt.Errorf("the cluster failed")
+			}
+			return sess.Sandbox.State == store.SandboxReady || failed != nil
+		}); err != nil || failed != nil {
+			return nil, fmt.Errorf("session %s never ready: %v %v", sess.ID, err, failed)
+		}
+		if err := c.prompt(ctx, sess.ID, sandbox.ControlPlane); err != nil {
+			return nil, err
+		}
+		ds = append(ds, time.Since(start))
+		if err := c.call("DELETE", "/api/sessions/"+sess.ID, nil, nil); err != nil {
+			return nil, err
+		}
+	}
+	return ds, nil
+}
+
+type apiClient struct {
+	base, token string
+}
+
+func (c *apiClient) request(method, path string, body any) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, c.base+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	return http.DefaultClient.Do(req)
+}
+
+func (c *apiClient) status(method, path string) int {
+	res, err := c.request(method, path, nil)
+	if err != nil {
+		return 0
+	}
+	res.Body.Close()
+	return res.StatusCode
+}
+
+func (c *apiClient) call(method, path string, body, into any) error {
+	res, err := c.request(method, path, body)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode >= 300 {
+		return fmt.Errorf("%s %s: %d %s", method, path, res.StatusCode, b)
+	}
+	if into != nil && len(b) > 0 {
+		return json.Unmarshal(b, into)
+	}
+	return nil
+}
+
+// prompt opens the node's terminal and waits for the shell prompt.
+func (c *apiClient) prompt(ctx context.Context, session, node string) error {
+	h := http.Header{}
+	h.Set("Authorization", "Bearer "+c.token)
+	u := "ws" + strings.TrimPrefix(c.base, "http") + "/api/sessions/" + session + "/terminal/" + node + "?cols=120&rows=30"
+	conn, _, err := websocket.DefaultDialer.DialContext(ctx, u, h)
+	if err != nil {
+		return fmt.Errorf("terminal: %w", err)
+	}
+	defer conn.Close()
+	conn.SetReadDeadline(time.Now().Add(2 * time.Minute))
+	var seen strings.Builder
+	for !strings.Contains(seen.String(), "root@"+node) {
+		kind, data, err := conn.ReadMessage()
+		if err != nil {
+			return fmt.Errorf("terminal before the prompt (%q): %w", seen.String(), err)
+		}
+		if kind == websocket.BinaryMessage {
+			seen.Write(data)
+		}
+	}
+	return nil
+}
+
+func waitFor(ctx context.Context, timeout time.Duration, fn func() bool) error {
+	deadline := time.Now().Add(timeout)
+	for !fn() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not within %s", timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return nil
+}
