@@ -6,13 +6,13 @@
 package grader
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -312,12 +312,63 @@ func shorten(s string) string {
 	return s
 }
 
+// MaxOutput bounds what one probe command may print (stdout and stderr
+// each): a learner's `ln -sf /dev/zero ~/.bash_history` must not make the
+// server buffer gigabytes.
+const MaxOutput = 1 << 20
+
+// boundedBuffer keeps at most max bytes and calls over once when more come.
+type boundedBuffer struct {
+	max  int
+	buf  []byte
+	over bool
+	stop func()
+}
+
+func (b *boundedBuffer) Write(p []byte) (int, error) {
+	if b.over {
+		return len(p), nil
+	}
+	if len(b.buf)+len(p) > b.max {
+		b.buf = append(b.buf, p[:b.max-len(b.buf)]...)
+		b.over = true
+		b.stop() // ends the command: nobody reads the rest
+		return len(p), nil
+	}
+	b.buf = append(b.buf, p...)
+	return len(p), nil
+}
+
+// String is the output as text: cut on a rune boundary, invalid UTF-8
+// replaced and NUL bytes removed (Postgres refuses both in text).
+func (b *boundedBuffer) String() string {
+	buf := b.buf
+	if b.over {
+		for i := len(buf) - 1; i >= 0 && i >= len(buf)-utf8.UTFMax; i-- {
+			if utf8.RuneStart(buf[i]) {
+				if !utf8.FullRune(buf[i:]) {
+					buf = buf[:i]
+				}
+				break
+			}
+		}
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(string(buf), "\uFFFD"), "\x00", "")
+}
+
 // nodeShell runs a bash script on a node. On a node with the admin
-// kubeconfig (the control plane), kubectl in the script uses it.
+// kubeconfig (the control plane), kubectl in the script uses it. Output
+// past MaxOutput ends the command and the probe with a clear error.
 func (g *Grader) nodeShell(ctx context.Context, node, script string, stdin io.Reader) (stdout, stderr string, code int, err error) {
-	var out, errb bytes.Buffer
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	out := &boundedBuffer{max: MaxOutput, stop: cancel}
+	errb := &boundedBuffer{max: MaxOutput, stop: cancel}
 	full := "[ -r /etc/kubernetes/admin.conf ] && export KUBECONFIG=/etc/kubernetes/admin.conf\n" + script
-	code, err = g.target.Exec(ctx, node, []string{"bash", "-c", full}, stdin, &out, &errb)
+	code, err = g.target.Exec(runCtx, node, []string{"bash", "-c", full}, stdin, out, errb)
+	if out.over || errb.over {
+		return out.String(), errb.String(), -1, fmt.Errorf("output too large: the command on %s printed more than %d MiB, and podpath stopped reading", node, MaxOutput>>20)
+	}
 	if err != nil {
 		return "", "", -1, fmt.Errorf("could not run a command on %s: %v", node, err)
 	}
