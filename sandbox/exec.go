@@ -59,9 +59,22 @@ func (m *Manager) AttachCommand(ctx context.Context, name, node string) (*exec.C
 	return attachCommand(n), nil
 }
 
+// KeeperSession is the tmux session (on the socket -L podpath) each node's
+// learner shell lives in.
+const KeeperSession = "main"
+
+// attachScript attaches to the node's learner shell in tmux, creating it the
+// first time, so the shell and what runs in it outlive the server's attach
+// (a server restart, a killed server). A node image without tmux (an
+// official kindest/node) gets a plain login shell.
+const attachScript = `if command -v tmux >/dev/null 2>&1 && [ -f /etc/podpath/tmux.conf ]; then
+  exec tmux -L podpath -f /etc/podpath/tmux.conf new-session -A -s ` + KeeperSession + ` -c /root "bash -l"
+fi
+exec bash -l`
+
 func attachCommand(n Node) *exec.Cmd {
 	return exec.Command(dockercli.Binary, "exec", "-it", "-e", "TERM=xterm-256color", "-w", "/root",
-		n.Container, "bash", "-l")
+		n.Container, "sh", "-c", attachScript)
 }
 
 // AttachCommand returns the command that runs a login shell in a node.

@@ -109,6 +109,26 @@ func inspectNodes(ctx context.Context, nodes []Node) error {
 	return nil
 }
 
+// tmuxConf makes tmux an invisible session keeper for the learner's shell:
+// no prefix key, no key bindings, no status line, no escape delay, and the
+// normal screen (no alternate screen), so the browser's scrollback works.
+const tmuxConf = `# podpath: the learner's shell lives in this tmux session, so it outlives
+# the server's attach (docs/TERMINAL.md). Nothing here takes a key.
+set -g prefix None
+set -g prefix2 None
+unbind-key -a
+set -g status off
+set -g escape-time 0
+set -g mouse off
+set -g set-titles off
+set -g history-limit 10000
+set -g default-terminal screen-256color
+set -g terminal-overrides "xterm*:smcup@:rmcup@"
+set -g destroy-unattached off
+set -g exit-empty on
+setw -g aggressive-resize on
+`
+
 // setupNodes gives each node its alias as hostname, names every node of the
 // cluster in each node's /etc/hosts, and installs one SSH key made for this
 // cluster, so `ssh node01` works from any node as root.
@@ -151,7 +171,10 @@ chmod 600 /root/.ssh/id_ed25519
 echo '%[4]s' > /root/.ssh/id_ed25519.pub
 echo '%[4]s' > /root/.ssh/authorized_keys
 chmod 600 /root/.ssh/authorized_keys
-`, n.Alias, hosts.String(), privPEM, pubLine)
+mkdir -p /etc/podpath
+cat > /etc/podpath/tmux.conf <<'EOF'
+%[5]sEOF
+`, n.Alias, hosts.String(), privPEM, pubLine, tmuxConf)
 		g.Go(func() error {
 			if err := dockercli.RunIO(ctx, strings.NewReader(script), nil, nil, "exec", "-i", n.Container, "sh", "-s"); err != nil {
 				return fmt.Errorf("set up node %s: %w", n.Alias, err)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -12,6 +13,8 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -313,4 +316,86 @@ func (w *lockedWriter) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.b.String()
+}
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// podpathBinary builds the podpath binary once per test run.
+func podpathBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "podpath-server-test-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "podpath")
+		build := exec.Command("go", "build", "-o", binPath, "..")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// proc is a podpath serve process.
+type proc struct {
+	url  string
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// serveProcess runs `podpath serve` with cfg's database and limits, as an
+// operator would, so a test can kill it with SIGKILL.
+func serveProcess(t *testing.T, cfg server.Config) *proc {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(podpathBinary(t), "serve")
+	cmd.Env = append(os.Environ(),
+		"DATABASE_URL="+cfg.DatabaseURL, "PODPATH_LISTEN="+addr,
+		fmt.Sprintf("PODPATH_CAPACITY_CPU=%g", cfg.CapacityCPU), fmt.Sprintf("PODPATH_CAPACITY_MEMORY=%d", cfg.CapacityMemory),
+		"PODPATH_HIBERNATE_AFTER="+cfg.HibernateAfter.String(), "PODPATH_IDLE_TIMEOUT="+cfg.IdleTimeout.String(),
+		fmt.Sprintf("PODPATH_ALLOW_SIGNUP=%t", cfg.AllowSignup), "PODPATH_NODE_IMAGE="+cfg.NodeImage,
+		"PODPATH_LOG_LEVEL=warn")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{url: "http://" + addr, cmd: cmd, done: make(chan struct{})}
+	go func() { cmd.Wait(); close(p.done) }()
+	t.Cleanup(p.kill)
+	for range 300 {
+		if res, err := http.Get(p.url + "/readyz"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				return p
+			}
+		}
+		select {
+		case <-p.done:
+			t.Fatal("podpath serve exited before it was ready")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	t.Fatal("podpath serve not ready within 30 s")
+	return nil
+}
+
+// kill ends the process with SIGKILL: no graceful anything.
+func (p *proc) kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.done
 }

@@ -336,19 +336,36 @@ func TestLabSession(t *testing.T) {
 		}
 	})
 
-	t.Run("progress and cluster survive a restart", func(t *testing.T) {
+	t.Run("progress, cluster and shells survive a restart and a killed server", func(t *testing.T) {
 		e.stop()
-		e2 := startServer(t, cfg, session.Manager(mgr))
-		ada.base = e2.url
+		// A podpath serve process, killed with SIGKILL while a command runs:
+		// the shell lives in the node (tmux), so the command goes on, and the
+		// next server reattaches to it with the screen redrawn.
+		p := serveProcess(t, cfg)
+		ada.base = p.url
 		ada.do("GET", "/api/sessions/"+sess.ID, nil).json(t, &sess)
 		if sess.Sandbox.State != "ready" || sess.Steps[0].Status != "skipped" {
 			t.Fatalf("after restart: %+v %+v", sess.Sandbox.State, sess.Steps)
 		}
-		tm, _, err := ada.terminal(t, sess.ID, "controlplane", e2.url)
+		tm, _, err := ada.terminal(t, sess.ID, "controlplane", p.url)
 		if err != nil {
 			t.Fatal(err)
 		}
 		tm.waitFor("root@controlplane:~# ", 90*time.Second)
+		tm.send("export X=41; sleep 20; echo sl''ept-$((X*0+7))\r")
+		time.Sleep(2 * time.Second)
+		p.kill()
+		tm.conn.Close()
+
+		e2 := startServer(t, cfg, session.Manager(mgr))
+		ada.base = e2.url
+		tm, _, err = ada.terminal(t, sess.ID, "controlplane", e2.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tm.waitFor("slept-7", 60*time.Second) // printed after the kill
+		tm.send("echo X$((X+1))X\r")
+		tm.waitFor("X42X", 10*time.Second)
 		tm.send("kubectl get nodes -o name\r")
 		tm.waitFor("node/node01", 90*time.Second)
 		tm.conn.Close()

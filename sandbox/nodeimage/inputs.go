@@ -77,6 +77,8 @@ func DefaultInputs(kubernetesVersion string) Inputs {
 				"bash", "bash-completion", "jq", "curl", "less", "vim-tiny", "nano", "procps", "psmisc",
 				"iproute2", "iputils-ping", "openssh-server", "openssh-client", "strace", "tcpdump",
 				"dnsutils", "lsof",
+				// the session keeper the learner's shells live in (docs/TERMINAL.md)
+				"tmux",
 			},
 			rootfsNet:   {"iptables", "nftables", "conntrack"},
 			rootfsNginx: {"nginx-light"},
