@@ -214,3 +214,24 @@ func (m *Manager) WaitReady(ctx context.Context, name string, timeout time.Durat
 	}
 	return nil
 }
+
+// WaitAPI waits until the sandbox's API server answers, which it does about
+// a second after a hibernated cluster wakes.
+func (m *Manager) WaitAPI(ctx context.Context, name string, timeout time.Duration) error {
+	c, err := m.Client(ctx, name)
+	if err != nil {
+		return err
+	}
+	var last error
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		_, last = c.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{})
+		return last == nil, nil
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("sandbox %s: the API server does not answer after %s: %v", name, timeout, last)
+	}
+	return nil
+}

@@ -43,6 +43,13 @@ func (e *Engine) Attempt(ctx context.Context, sess *store.LabSession, stepID, an
 	if ph != phaseReady {
 		return nil, errorf(ErrConflict, "the cluster is not ready yet (it is %s)", ph.sandboxState())
 	}
+	l.waitSettled(ctx)
+	l.mu.Lock()
+	ph = l.phase
+	l.mu.Unlock()
+	if ph != phaseReady {
+		return nil, errorf(ErrConflict, "the cluster is not ready (it is %s)", ph.sandboxState())
+	}
 	l.attemptMu.Lock()
 	defer l.attemptMu.Unlock()
 	l.busy.Add(1)

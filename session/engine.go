@@ -39,8 +39,10 @@ type Sandboxes interface {
 	Get(ctx context.Context, name string) (*sandbox.Info, error)
 	Hibernate(ctx context.Context, name string) error
 	Resume(ctx context.Context, name string) error
-	// WaitReady waits until every node of the sandbox reports Ready.
+	// WaitReady waits until every node of the sandbox reports Ready (with
+	// a fresh lease); WaitAPI until its API server answers.
 	WaitReady(ctx context.Context, name string, timeout time.Duration) error
+	WaitAPI(ctx context.Context, name string, timeout time.Duration) error
 	Reconcile(ctx context.Context, known []string) ([]string, error)
 	Target(name string) Target
 }

@@ -63,7 +63,10 @@ type life struct {
 	provDone chan struct{}      // closed when provisioning in flight returns; nil when none
 	ticket   *ticket            // the cluster's room on the host
 	warned   time.Time          // the deadline the last expiry warning was for
-	gr       *grader.Grader
+	// settled is closed once a woken pool cluster's nodes are Ready again;
+	// checks wait for it (the terminal does not). Nil when nothing waits.
+	settled chan struct{}
+	gr      *grader.Grader
 
 	// attemptMu lets one check or skip run at a time.
 	attemptMu sync.Mutex

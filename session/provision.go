@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -18,7 +17,7 @@ func (e *Engine) provisionLocked(l *life, claimed bool) {
 	done := make(chan struct{})
 	l.setPhase(phaseProvisioning)
 	l.cancel, l.provDone = cancel, done
-	l.gr = nil
+	l.gr, l.settled = nil, nil
 	e.goBackground(func() {
 		defer close(done)
 		defer cancel()
@@ -159,9 +158,12 @@ func (e *Engine) provision(ctx context.Context, l *life, claimed bool) {
 	setState(store.SandboxReady, nil)
 }
 
-// wakePooled resumes a claimed pool cluster and waits until its nodes are
-// Ready again: a control plane frozen for a while wakes with stale node
-// leases, and a check right away would see NotReady nodes.
+// wakePooled resumes a claimed pool cluster. The terminal and the lab's
+// setup need only the node containers and the API server (about a second);
+// the nodes' Ready comes later, because a control plane frozen for a while
+// wakes with stale node leases and its node controller may mark the nodes
+// NotReady for some seconds before kubelet's status wins. So Ready is waited
+// for in the background, and checks wait for it (settled).
 func (e *Engine) wakePooled(ctx context.Context, l *life, progress func(sandbox.Event)) error {
 	start := time.Now()
 	progress(sandbox.Event{Stage: StageClaim, Title: "Prepared cluster wakes up", Elapsed: 0})
@@ -173,12 +175,37 @@ func (e *Engine) wakePooled(ctx context.Context, l *life, progress func(sandbox.
 	l.mu.Lock()
 	l.ticket.setHibernated(false)
 	l.mu.Unlock()
-	if err := e.sandboxes.WaitReady(ctx, l.sandbox, 2*time.Minute); err != nil {
-		if errors.Is(err, context.Canceled) {
-			return err
-		}
-		return fmt.Errorf("nodes Ready after waking: %w", err)
+	if err := e.sandboxes.WaitAPI(ctx, l.sandbox, time.Minute); err != nil {
+		return err
 	}
+	settled := make(chan struct{})
+	l.mu.Lock()
+	l.settled = settled
+	l.mu.Unlock()
+	e.goBackground(func() {
+		defer close(settled)
+		err := e.sandboxes.WaitReady(ctx, l.sandbox, 2*time.Minute)
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		e.failLocked(l, fmt.Sprintf("the prepared cluster's nodes are not Ready after waking (%v): press Retry for a fresh cluster", err))
+	})
 	progress(sandbox.Event{Stage: StageClaim, Title: "Prepared cluster wakes up", Done: true, Elapsed: time.Since(start)})
 	return nil
+}
+
+// waitSettled waits until a woken pool cluster's nodes are Ready again.
+func (l *life) waitSettled(ctx context.Context) {
+	l.mu.Lock()
+	ch := l.settled
+	l.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	}
 }

@@ -231,6 +231,11 @@ func (f *Fake) WaitReady(ctx context.Context, name string, timeout time.Duration
 	return nil
 }
 
+// WaitAPI returns at once for a running cluster.
+func (f *Fake) WaitAPI(ctx context.Context, name string, timeout time.Duration) error {
+	return f.WaitReady(ctx, name, timeout)
+}
+
 // Reconcile returns the clusters known does not name.
 func (f *Fake) Reconcile(ctx context.Context, known []string) ([]string, error) {
 	f.mu.Lock()
