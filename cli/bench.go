@@ -50,6 +50,7 @@ func benchCmd() *cobra.Command {
 	}
 	pool.Flags().IntVar(&po.Runs, "runs", 5, "starts timed in each mode")
 	pool.Flags().StringVar(&po.Lab, "lab", "yaml-to-process", "the lab started")
+	pool.Flags().BoolVar(&po.Baseline, "baseline", true, "also time starts without a pool (a fresh create each)")
 	cmd.AddCommand(sb, srv, pool)
 	return cmd
 }
