@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -29,7 +30,10 @@ func bindJSON(c echo.Context, v any) error {
 	if err := dec.Decode(v); err != nil {
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
+		var ne net.Error
 		switch {
+		case errors.As(err, &ne) && ne.Timeout():
+			return apiError(http.StatusRequestTimeout, "the request body did not arrive in time; send it at once")
 		case errors.Is(err, io.EOF):
 			return apiError(http.StatusBadRequest, "the request body is empty; send a JSON object")
 		case errors.As(err, &se):
@@ -503,6 +507,12 @@ func (s *Server) apiEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	release, err := s.streams.acquire(currentUser(c).ID)
+	if err != nil {
+		return err
+	}
+	defer release()
+	deadline := streamDeadlines(c)
 	events, cancel := s.platform.hub.subscribe(sess.ID)
 	defer cancel()
 	view, err := s.sessionView(c, sess)
@@ -519,6 +529,7 @@ func (s *Server) apiEvents(c echo.Context) error {
 		if err != nil {
 			return err
 		}
+		deadline()
 		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.Type, b); err != nil {
 			return err
 		}
@@ -539,6 +550,7 @@ func (s *Server) apiEvents(c echo.Context) error {
 				return nil
 			}
 		case <-keepalive.C:
+			deadline()
 			if _, err := fmt.Fprint(w, ": keepalive\n\n"); err != nil {
 				return nil
 			}

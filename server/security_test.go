@@ -1,11 +1,17 @@
 package server_test
 
 import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/podpath/podpath/internal/testenv"
 	"github.com/podpath/podpath/sandbox"
@@ -104,4 +110,126 @@ func TestLoginLimits(t *testing.T) {
 			t.Error("X-Forwarded-For from a client no proxy vouches for escaped the limit")
 		}
 	})
+}
+
+// closedWithin reports whether the server closes conn within d (reading and
+// dropping whatever it sends first).
+func closedWithin(conn net.Conn, d time.Duration) bool {
+	conn.SetReadDeadline(time.Now().Add(d))
+	_, err := io.Copy(io.Discard, conn)
+	var ne net.Error
+	return !(errors.As(err, &ne) && ne.Timeout())
+}
+
+// A client that trickles a body or holds an idle keep-alive connection is
+// cut off, while an event stream outlives every one of those timeouts.
+func TestHTTPTimeouts(t *testing.T) {
+	cfg := testConfig(testenv.Postgres(t))
+	cfg.HTTPReadTimeout, cfg.HTTPWriteTimeout, cfg.HTTPIdleTimeout = 500*time.Millisecond, 500*time.Millisecond, 500*time.Millisecond
+	e := startServer(t, cfg, sandbox.NewManager())
+	addr := strings.TrimPrefix(e.url, "http://")
+
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprint(conn, "POST /api/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"em")
+	if !closedWithin(conn, 5*time.Second) {
+		t.Error("a body trickling in was waited for 5 s (read timeout 0.5 s)")
+	}
+
+	idle, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	fmt.Fprint(idle, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+	br := bufio.NewReader(idle)
+	res, err := http.ReadResponse(br, nil)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("healthz: %v %v", res, err)
+	}
+	io.Copy(io.Discard, res.Body)
+	if !closedWithin(idle, 5*time.Second) {
+		t.Error("an idle keep-alive connection was kept 5 s (idle timeout 0.5 s)")
+	}
+
+	// An event stream lives on past the read, write and idle timeouts.
+	c := newClient(t, e.url)
+	sess := e.labSession(t, c.signup("ada@example.com"), "yaml-to-process")
+	got := make(chan string, 8)
+	go c.sse("/api/sessions/"+sess.ID.String()+"/events", time.Minute, func(event string, _ []byte) bool {
+		got <- event
+		return event == "ended"
+	})
+	if ev := <-got; ev != "session" {
+		t.Fatalf("first event %q", ev)
+	}
+	time.Sleep(2 * time.Second)
+	// Ending the session sends "ended" to the stream. (Deleting the cluster
+	// that was never made may fail; only the event matters here.)
+	c.do("DELETE", "/api/sessions/"+sess.ID.String(), nil)
+	select {
+	case ev := <-got:
+		if ev != "ended" {
+			t.Errorf("event %q, want ended", ev)
+		}
+	case <-time.After(20 * time.Second):
+		t.Error("the event stream died: no ended event 2 s after it opened")
+	}
+}
+
+// One user may hold MaxEventStreams event streams open; the next is refused
+// with a clear 429, and a closed one makes room again.
+func TestEventStreamLimit(t *testing.T) {
+	e := startServer(t, testConfig(testenv.Postgres(t)), sandbox.NewManager())
+	c := newClient(t, e.url)
+	sess := e.labSession(t, c.signup("ada@example.com"), "yaml-to-process")
+	path := e.url + "/api/sessions/" + sess.ID.String() + "/events"
+	open := func(c *client, path string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("GET", path, nil)
+		res, err := (&http.Client{Jar: c.http.Jar}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { res.Body.Close() })
+		return res
+	}
+	var streams []*http.Response
+	for i := range 8 {
+		res := open(c, path)
+		if res.StatusCode != 200 {
+			t.Fatalf("stream %d: %d", i+1, res.StatusCode)
+		}
+		streams = append(streams, res)
+	}
+	res := open(c, path)
+	var b []byte
+	if res.StatusCode != 200 { // a stream would never end
+		b, _ = io.ReadAll(res.Body)
+	}
+	if res.StatusCode != 429 || !strings.Contains(string(b), "8 event streams") {
+		t.Errorf("the ninth stream: %d %s; want 429 saying the limit", res.StatusCode, b)
+	}
+	// Another user is not affected.
+	other := newClient(t, e.url)
+	theirs := e.labSession(t, other.signup("lin@example.com"), "yaml-to-process")
+	if res := open(other, e.url+"/api/sessions/"+theirs.ID.String()+"/events"); res.StatusCode != 200 {
+		t.Errorf("another user's stream: %d", res.StatusCode)
+	}
+	streams[0].Body.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res := open(c, path)
+		if res.StatusCode == 200 {
+			break
+		}
+		res.Body.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("closing a stream did not make room for another within 10 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

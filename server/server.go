@@ -38,6 +38,7 @@ type Server struct {
 	limiter  *loginLimiter
 	terms    *terminals
 	proxies  []*net.IPNet // PODPATH_TRUSTED_PROXIES
+	streams  *streamCounter
 
 	dummyHash []byte
 	ready     bool
@@ -68,7 +69,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s := &Server{
 		cfg: cfg, store: d.Store, labs: d.Labs, log: d.Log,
 		metrics: newMetrics(), md: newMarkdown(), limiter: newLoginLimiter(),
-		dummyHash: dummy, proxies: proxies,
+		dummyHash: dummy, proxies: proxies, streams: newStreamCounter(cfg.MaxEventStreams),
 	}
 	pg, err := newPages()
 	if err != nil {
@@ -95,6 +96,7 @@ func (s *Server) routes() *echo.Echo {
 	e.IPExtractor = s.ipExtractor()
 	e.Use(middleware.Recover())
 	e.Use(s.requestLog)
+	e.Use(s.bodyDeadline)
 	e.Use(middleware.BodyLimit("1M"))
 	e.Use(middleware.SecureWithConfig(middleware.SecureConfig{
 		XSSProtection: "0", ContentTypeNosniff: "nosniff", XFrameOptions: "SAMEORIGIN",
@@ -114,9 +116,11 @@ func (s *Server) routes() *echo.Echo {
 	e.GET("/login", s.pageLogin)
 	e.POST("/login", s.formLogin)
 	e.POST("/logout", s.formLogout)
-	e.POST("/labs/:lab/start", s.formStart, s.requireUserPage)
-	e.GET("/sessions/:id", s.pageSession, s.requireUserPage)
-	e.POST("/sessions/:id/end", s.formEnd, s.requireUserPage)
+	// Routes that may wait on a cluster (waking, deleting, checking) get
+	// clusterWork's longer write deadline.
+	e.POST("/labs/:lab/start", s.formStart, s.requireUserPage, clusterWork)
+	e.GET("/sessions/:id", s.pageSession, s.requireUserPage, clusterWork)
+	e.POST("/sessions/:id/end", s.formEnd, s.requireUserPage, clusterWork)
 
 	// The JSON API; see docs/API.md.
 	api := e.Group("/api")
@@ -127,17 +131,17 @@ func (s *Server) routes() *echo.Echo {
 	api.GET("/labs/:lab", s.apiLab)
 	auth := api.Group("", s.requireUserAPI)
 	auth.GET("/me", s.apiMe)
-	auth.POST("/labs/:lab/sessions", s.apiStart)
+	auth.POST("/labs/:lab/sessions", s.apiStart, clusterWork)
 	auth.GET("/sessions", s.apiSessions)
 	auth.GET("/sessions/:id", s.apiSession)
 	auth.GET("/sessions/:id/events", s.apiEvents)
 	auth.GET("/sessions/:id/steps/:step", s.apiStep)
-	auth.POST("/sessions/:id/steps/:step/check", s.apiCheck)
-	auth.POST("/sessions/:id/steps/:step/solve", s.apiSolve)
-	auth.POST("/sessions/:id/extend", s.apiExtend)
-	auth.POST("/sessions/:id/retry", s.apiRetry)
-	auth.DELETE("/sessions/:id", s.apiEnd)
-	auth.GET("/sessions/:id/terminal/:node", s.apiTerminal)
+	auth.POST("/sessions/:id/steps/:step/check", s.apiCheck, clusterWork)
+	auth.POST("/sessions/:id/steps/:step/solve", s.apiSolve, clusterWork)
+	auth.POST("/sessions/:id/extend", s.apiExtend, clusterWork)
+	auth.POST("/sessions/:id/retry", s.apiRetry, clusterWork)
+	auth.DELETE("/sessions/:id", s.apiEnd, clusterWork)
+	auth.GET("/sessions/:id/terminal/:node", s.apiTerminal, clusterWork)
 	api.Any("/*", func(c echo.Context) error {
 		return apiError(http.StatusNotFound, fmt.Sprintf("no API endpoint %s %s; see docs/API.md", c.Request().Method, c.Request().URL.Path))
 	})
@@ -197,7 +201,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 			}
 		}
 	}()
-	srv := &http.Server{Handler: s.echo, ReadHeaderTimeout: 10 * time.Second}
+	srv := s.newHTTPServer(s.echo)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
