@@ -102,6 +102,9 @@ func (s *Server) apiLogin(c echo.Context) error {
 }
 
 func (s *Server) apiLogout(c echo.Context) error {
+	if err := checkAPICSRF(c); err != nil {
+		return err
+	}
 	s.logout(c)
 	return c.NoContent(http.StatusNoContent)
 }

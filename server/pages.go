@@ -96,11 +96,11 @@ func (s *Server) pageHome(c echo.Context) error {
 }
 
 func (s *Server) pageLogin(c echo.Context) error {
-	return s.pages.render(c, http.StatusOK, "login", s.pageData(c, map[string]any{"Next": safeNext(c.QueryParam("next"))}))
+	return s.pages.render(c, http.StatusOK, "login", s.pageData(c, map[string]any{"Next": safeNext(c.QueryParam("next")), "FormCSRF": s.formCSRF(c)}))
 }
 
 func (s *Server) pageSignup(c echo.Context) error {
-	return s.pages.render(c, http.StatusOK, "signup", s.pageData(c, map[string]any{"Next": safeNext(c.QueryParam("next")), "AllowSignup": s.cfg.AllowSignup}))
+	return s.pages.render(c, http.StatusOK, "signup", s.pageData(c, map[string]any{"Next": safeNext(c.QueryParam("next")), "AllowSignup": s.cfg.AllowSignup, "FormCSRF": s.formCSRF(c)}))
 }
 
 // safeNext keeps redirects on this site: a path that starts with one
@@ -128,6 +128,9 @@ func formMessage(err error) string {
 }
 
 func (s *Server) formLogin(c echo.Context) error {
+	if err := checkPreSessionCSRF(c); err != nil {
+		return err
+	}
 	next := safeNext(c.FormValue("next"))
 	_, _, err := s.login(c, c.FormValue("email"), c.FormValue("password"))
 	if err != nil {
@@ -135,12 +138,15 @@ func (s *Server) formLogin(c echo.Context) error {
 		if !errors.Is(err, errBadLogin) && !errors.As(err, &ae) {
 			return err
 		}
-		return s.pages.render(c, http.StatusUnauthorized, "login", s.pageData(c, map[string]any{"Error": formMessage(err), "Email": c.FormValue("email"), "Next": next}))
+		return s.pages.render(c, http.StatusUnauthorized, "login", s.pageData(c, map[string]any{"Error": formMessage(err), "Email": c.FormValue("email"), "Next": next, "FormCSRF": s.formCSRF(c)}))
 	}
 	return c.Redirect(http.StatusSeeOther, next)
 }
 
 func (s *Server) formSignup(c echo.Context) error {
+	if err := checkPreSessionCSRF(c); err != nil {
+		return err
+	}
 	next := safeNext(c.FormValue("next"))
 	_, _, err := s.signup(c, c.FormValue("email"), c.FormValue("name"), c.FormValue("password"))
 	if err != nil {
@@ -148,7 +154,7 @@ func (s *Server) formSignup(c echo.Context) error {
 		if !errors.As(err, &ae) {
 			return err
 		}
-		return s.pages.render(c, ae.Status, "signup", s.pageData(c, map[string]any{"Error": ae.Message, "Email": c.FormValue("email"), "Name": c.FormValue("name"), "Next": next, "AllowSignup": s.cfg.AllowSignup}))
+		return s.pages.render(c, ae.Status, "signup", s.pageData(c, map[string]any{"Error": ae.Message, "Email": c.FormValue("email"), "Name": c.FormValue("name"), "Next": next, "AllowSignup": s.cfg.AllowSignup, "FormCSRF": s.formCSRF(c)}))
 	}
 	return c.Redirect(http.StatusSeeOther, next)
 }

@@ -233,3 +233,73 @@ func TestEventStreamLimit(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// The sign-in and sign-up forms carry a CSRF token tied to a cookie, so
+// another site cannot sign a victim into the attacker's account (whose
+// terminal replay the attacker would read later); /api/logout needs the
+// X-CSRF-Token like every cookie-authenticated write.
+func TestFormCSRF(t *testing.T) {
+	e := startServer(t, testConfig(testenv.Postgres(t)), sandbox.NewManager())
+	newClient(t, e.url).signup("attacker@example.com")
+	creds := url.Values{"email": {"attacker@example.com"}, "password": {"correct horse"}, "next": {"/"}}
+	sessions := countRows(t, e, "web_sessions")
+
+	victim := newClient(t, e.url).noRedirect()
+	if res, _ := victim.postForm("/login", creds); res.StatusCode != 403 {
+		t.Errorf("sign-in form without a token: %d, want 403", res.StatusCode)
+	}
+	// A token from the attacker's own visit does not match the victim's cookie.
+	attacker := newClient(t, e.url)
+	stolen := attacker.formToken("/login")
+	with := func(v url.Values, token string) url.Values {
+		out := url.Values{"csrf": {token}}
+		for k, vs := range v {
+			out[k] = vs
+		}
+		return out
+	}
+	if res, _ := victim.postForm("/login", with(creds, stolen)); res.StatusCode != 403 {
+		t.Errorf("sign-in form with another browser's token: %d, want 403", res.StatusCode)
+	}
+	signup := url.Values{"email": {"new@example.com"}, "password": {"correct horse"}, "name": {"New"}}
+	if res, _ := victim.postForm("/signup", signup); res.StatusCode != 403 {
+		t.Errorf("sign-up form without a token: %d, want 403", res.StatusCode)
+	}
+	if n := countRows(t, e, "web_sessions"); n != sessions {
+		t.Errorf("refused forms signed someone in: %d sign-ins, want %d", n, sessions)
+	}
+	if n := countRows(t, e, "users"); n != 1 {
+		t.Errorf("a refused sign-up made an account: %d users", n)
+	}
+
+	// With the page's own token, both work; next stays on this site.
+	if res, body := victim.postForm("/signup", with(signup, victim.formToken("/signup"))); res.StatusCode != 303 || res.Header.Get("Location") != "/" {
+		t.Errorf("sign-up form with its token: %d %q %.300s", res.StatusCode, res.Header.Get("Location"), body)
+	}
+	user := newClient(t, e.url).noRedirect()
+	evil := with(creds, user.formToken("/login?next=/%09/evil.example"))
+	evil.Set("next", "/\t/evil.example")
+	if res, body := user.postForm("/login", evil); res.StatusCode != 303 || res.Header.Get("Location") != "/" {
+		t.Errorf("sign-in with next=/\\t/evil.example: %d %q %.300s", res.StatusCode, res.Header.Get("Location"), body)
+	}
+	if r := user.do("GET", "/api/me", nil); r.status != 200 {
+		t.Fatalf("signed in by the form: %d", r.status)
+	}
+
+	// Logging out through the API with the cookie needs the CSRF header.
+	if r := user.do("POST", "/api/logout", nil); r.status != 403 || !strings.Contains(r.errorMessage(), "X-CSRF-Token") {
+		t.Errorf("logout without X-CSRF-Token: %d %s", r.status, r.body)
+	}
+	if r := user.do("GET", "/api/me", nil); r.status != 200 {
+		t.Errorf("a refused logout signed out: %d", r.status)
+	}
+	var me struct{ CSRFToken string }
+	user.do("GET", "/api/me", nil).json(t, &me)
+	user.csrf = me.CSRFToken
+	if r := user.do("POST", "/api/logout", nil); r.status != 204 {
+		t.Errorf("logout with X-CSRF-Token: %d %s", r.status, r.body)
+	}
+	if r := user.do("GET", "/api/me", nil); r.status != 401 {
+		t.Errorf("after logout: %d", r.status)
+	}
+}
