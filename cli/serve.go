@@ -76,6 +76,7 @@ func serveCmd() *cobra.Command {
 	f.BoolVar(&cfg.AllowSignup, "allow-signup", cfg.AllowSignup, "let anyone create a learner account (PODPATH_ALLOW_SIGNUP)")
 	f.BoolVar(&cfg.SecureCookies, "secure-cookies", cfg.SecureCookies, "force Secure cookies; an https --public-url turns them on anyway (PODPATH_SECURE_COOKIES)")
 	f.StringSliceVar(&cfg.TrustedProxies, "trusted-proxies", cfg.TrustedProxies, "CIDRs of reverse proxies whose X-Forwarded-For is believed (PODPATH_TRUSTED_PROXIES)")
+	f.StringVar(&cfg.MetricsListen, "metrics-listen", cfg.MetricsListen, "second address serving /metrics without sign-in (PODPATH_METRICS_LISTEN)")
 	f.DurationVar(&cfg.HTTPReadTimeout, "http-read-timeout", cfg.HTTPReadTimeout, "longest time to receive a request's body (PODPATH_HTTP_READ_TIMEOUT)")
 	f.DurationVar(&cfg.HTTPWriteTimeout, "http-write-timeout", cfg.HTTPWriteTimeout, "longest time to write an ordinary response (PODPATH_HTTP_WRITE_TIMEOUT)")
 	f.DurationVar(&cfg.HTTPIdleTimeout, "http-idle-timeout", cfg.HTTPIdleTimeout, "close idle keep-alive connections after (PODPATH_HTTP_IDLE_TIMEOUT)")

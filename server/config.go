@@ -62,6 +62,11 @@ type Config struct {
 	// ignored.
 	TrustedProxies []string
 
+	// MetricsListen, when set, is a second address that serves /metrics
+	// without sign-in, for Prometheus; keep it private. On the main address
+	// /metrics answers admins only.
+	MetricsListen string
+
 	// HTTPReadTimeout bounds receiving a request's body (headers get 10 s).
 	HTTPReadTimeout time.Duration
 	// HTTPWriteTimeout bounds writing an ordinary response. Event streams
@@ -126,6 +131,7 @@ var EnvVars = [][3]string{
 	{"PODPATH_SECURE_COOKIES", "auto", "true forces Secure cookies (an https public URL turns them on anyway)"},
 	{"PODPATH_ALLOW_SIGNUP", "true", "let anyone create a learner account"},
 	{"PODPATH_TRUSTED_PROXIES", "", "CIDRs of reverse proxies whose X-Forwarded-For/X-Real-IP/X-Forwarded-Proto are believed, separated by commas"},
+	{"PODPATH_METRICS_LISTEN", "", "a second address serving /metrics without sign-in (on the main address it is for admins only)"},
 	{"PODPATH_HTTP_READ_TIMEOUT", "1m", "longest time to receive a request's body"},
 	{"PODPATH_HTTP_WRITE_TIMEOUT", "2m", "longest time to write an ordinary response (event streams, terminals and cluster work have their own)"},
 	{"PODPATH_HTTP_IDLE_TIMEOUT", "2m", "close keep-alive connections idle this long"},
@@ -185,6 +191,7 @@ func (c *Config) applyEnv(get func(string) string) {
 	if v := get("PODPATH_TRUSTED_PROXIES"); v != "" {
 		c.TrustedProxies = strings.Split(v, ",")
 	}
+	str("PODPATH_METRICS_LISTEN", &c.MetricsListen)
 	dur("PODPATH_HTTP_READ_TIMEOUT", &c.HTTPReadTimeout)
 	dur("PODPATH_HTTP_WRITE_TIMEOUT", &c.HTTPWriteTimeout)
 	dur("PODPATH_HTTP_IDLE_TIMEOUT", &c.HTTPIdleTimeout)

@@ -2,12 +2,14 @@ package server_test
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/podpath/podpath/internal/testenv"
 	"github.com/podpath/podpath/sandbox"
+	"github.com/podpath/podpath/server"
 )
 
 // After sign-in the browser goes to ?next=, which must stay on this site:
@@ -301,5 +304,100 @@ func TestFormCSRF(t *testing.T) {
 	}
 	if r := user.do("GET", "/api/me", nil); r.status != 401 {
 		t.Errorf("after logout: %d", r.status)
+	}
+}
+
+var scriptTag = regexp.MustCompile(`<script[^>]*>`)
+var inlineHandler = regexp.MustCompile(`(?i)\son[a-z]+\s*=`)
+
+// Every answer carries the security headers, and no page has a script the
+// Content-Security-Policy would block (inline code or handlers).
+func TestSecurityHeaders(t *testing.T) {
+	e := startServer(t, testConfig(testenv.Postgres(t)), sandbox.NewManager())
+	c := newClient(t, e.url)
+	sess := e.labSession(t, c.signup("ada@example.com"), "yaml-to-process")
+	for _, p := range []string{"/", "/login", "/signup", "/sessions/" + sess.ID.String(), "/no-such-page", "/api/labs", "/api/nope", "/static/js/lab.js"} {
+		res, err := c.http.Get(e.url + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		h := res.Header
+		csp := h.Get("Content-Security-Policy")
+		for _, want := range []string{"script-src 'self';", "frame-ancestors 'none'", "object-src 'none'", "base-uri 'none'"} {
+			if !strings.Contains(csp, want) {
+				t.Errorf("%s: Content-Security-Policy %q lacks %s", p, csp, want)
+			}
+		}
+		scriptSrc := ""
+		for _, d := range strings.Split(csp, ";") {
+			if strings.HasPrefix(strings.TrimSpace(d), "script-src") {
+				scriptSrc = d
+			}
+		}
+		if strings.Contains(csp, "unsafe-eval") || strings.Contains(scriptSrc, "unsafe-inline") {
+			t.Errorf("%s: scripts may be inline or eval'd: %q", p, csp)
+		}
+		if h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Referrer-Policy") != "same-origin" || h.Get("X-Frame-Options") != "DENY" {
+			t.Errorf("%s: nosniff %q, Referrer-Policy %q, X-Frame-Options %q", p, h.Get("X-Content-Type-Options"), h.Get("Referrer-Policy"), h.Get("X-Frame-Options"))
+		}
+		if !strings.HasPrefix(h.Get("Content-Type"), "text/html") {
+			continue
+		}
+		for _, tag := range scriptTag.FindAllString(string(b), -1) {
+			if !strings.Contains(tag, ` src="/static/`) && !strings.Contains(tag, `type="application/json"`) {
+				t.Errorf("%s: %s would be blocked by the policy (only scripts from /static/ run)", p, tag)
+			}
+		}
+		if m := inlineHandler.FindString(string(b)); m != "" {
+			t.Errorf("%s: an inline event handler %q would be blocked", p, m)
+		}
+	}
+}
+
+// /metrics answers admins on the main address, anyone on the separate
+// metrics address; /readyz says only whether it is ready.
+func TestMetricsAndReadyz(t *testing.T) {
+	cfg := testConfig(testenv.Postgres(t))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MetricsListen = ln.Addr().String()
+	ln.Close()
+	e := startServer(t, cfg, sandbox.NewManager())
+
+	if r := newClient(t, e.url).do("GET", "/metrics", nil); r.status != 401 {
+		t.Errorf("/metrics without sign-in: %d, want 401", r.status)
+	}
+	learner := newClient(t, e.url)
+	learner.signup("ada@example.com")
+	if r := learner.do("GET", "/metrics", nil); r.status != 403 {
+		t.Errorf("/metrics for a learner: %d, want 403", r.status)
+	}
+	hash, _ := server.HashPassword("admin password")
+	if _, err := e.store.CreateUser(context.Background(), "root@example.com", "Root", hash, "admin"); err != nil {
+		t.Fatal(err)
+	}
+	var login struct{ Token string }
+	newClient(t, e.url).do("POST", "/api/login", map[string]string{"email": "root@example.com", "password": "admin password"}).json(t, &login)
+	r := newClient(t, e.url).do("GET", "/metrics", nil, "Authorization", "Bearer "+login.Token)
+	if r.status != 200 || !strings.Contains(string(r.body), "podpath_sandboxes") || !strings.Contains(string(r.body), "podpath_terminals_open") {
+		t.Errorf("/metrics for an admin: %d %.300s", r.status, r.body)
+	}
+	m := newClient(t, "http://"+cfg.MetricsListen)
+	if r := m.do("GET", "/metrics", nil); r.status != 200 || !strings.Contains(string(r.body), "podpath_sandboxes") {
+		t.Errorf("/metrics on the metrics address: %d %.200s", r.status, r.body)
+	}
+	if r := m.do("GET", "/api/labs", nil); r.status != 404 {
+		t.Errorf("the metrics address serves the API: %d", r.status)
+	}
+
+	// With the database gone, /readyz says so without its error text.
+	e.store.Close()
+	r = newClient(t, e.url).do("GET", "/readyz", nil)
+	if r.status != 503 || string(r.body) != "not ready\n" {
+		t.Errorf("readyz without a database: %d %q; want 503 \"not ready\"", r.status, r.body)
 	}
 }

@@ -99,14 +99,14 @@ func (s *Server) routes() *echo.Echo {
 	e.Use(s.bodyDeadline)
 	e.Use(middleware.BodyLimit("1M"))
 	e.Use(middleware.SecureWithConfig(middleware.SecureConfig{
-		XSSProtection: "0", ContentTypeNosniff: "nosniff", XFrameOptions: "SAMEORIGIN",
-		ReferrerPolicy: "same-origin",
+		XSSProtection: "0", ContentTypeNosniff: "nosniff", XFrameOptions: "DENY",
+		ReferrerPolicy: "same-origin", ContentSecurityPolicy: contentSecurityPolicy,
 	}))
 	e.Use(s.authenticate)
 
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
 	e.GET("/readyz", s.readyz)
-	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{})))
+	e.GET("/metrics", echo.WrapHandler(s.metricsHandler()), s.requireAdmin)
 	e.GET("/static/*", staticHandler())
 
 	// Pages.
@@ -169,6 +169,32 @@ func (s *Server) ipExtractor() echo.IPExtractor {
 	}
 }
 
+// contentSecurityPolicy lets pages run only the scripts this server serves
+// (no inline script, no eval), talk only to this origin, and be framed by no
+// one. Styles may be inline: xterm.js writes its own <style> elements.
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
+	"img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+func (s *Server) metricsHandler() http.Handler {
+	return promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{})
+}
+
+// requireAdmin lets admins only through: /metrics on the main address
+// (Prometheus can send an admin's bearer token, or scrape
+// PODPATH_METRICS_LISTEN instead).
+func (s *Server) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		u := currentUser(c)
+		if u == nil {
+			return apiError(http.StatusUnauthorized, "sign in as an admin (or send an admin's Authorization: Bearer token); PODPATH_METRICS_LISTEN serves /metrics on a private address instead")
+		}
+		if u.Role != store.RoleAdmin {
+			return apiError(http.StatusForbidden, "only admins may read this")
+		}
+		return next(c)
+	}
+}
+
 // Handler is the server's HTTP handler (for tests).
 func (s *Server) Handler() http.Handler { return s.echo }
 
@@ -186,6 +212,22 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	s.platform.instance = inst
 	if err := s.platform.recover(ctx); err != nil {
 		return fmt.Errorf("find the clusters of active sessions: %w", err)
+	}
+	var metricsSrv *http.Server
+	if s.cfg.MetricsListen != "" {
+		mln, err := net.Listen("tcp", s.cfg.MetricsListen)
+		if err != nil {
+			return fmt.Errorf("listen on %s for metrics: %w (PODPATH_METRICS_LISTEN)", s.cfg.MetricsListen, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", s.metricsHandler())
+		metricsSrv = s.newHTTPServer(mux)
+		go func() {
+			if err := metricsSrv.Serve(mln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.log.Error("metrics listener", "err", err)
+			}
+		}()
+		s.log.Info("serving /metrics", "listen", mln.Addr().String())
 	}
 	s.setReady(true)
 	go func() {
@@ -214,6 +256,9 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	shutCtx, done := context.WithTimeout(context.Background(), 20*time.Second)
 	defer done()
 	s.terms.closeAll()
+	if metricsSrv != nil {
+		_ = metricsSrv.Shutdown(shutCtx)
+	}
 	err = srv.Shutdown(shutCtx)
 	cancel() // cancels provisioning; interrupted ones start over at the next start
 	s.platform.wg.Wait()
@@ -233,13 +278,15 @@ func (s *Server) readyz(c echo.Context) error {
 	s.readyMu.Lock()
 	ready := s.ready
 	s.readyMu.Unlock()
+	// Why it is not ready goes to the log, not to whoever asks.
 	if !ready {
-		return c.String(http.StatusServiceUnavailable, "starting or stopping\n")
+		return c.String(http.StatusServiceUnavailable, "not ready\n")
 	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
 	defer cancel()
 	if err := s.store.Ping(ctx); err != nil {
-		return c.String(http.StatusServiceUnavailable, "database: "+err.Error()+"\n")
+		s.log.Warn("not ready: the database does not answer", "err", err)
+		return c.String(http.StatusServiceUnavailable, "not ready\n")
 	}
 	return c.String(http.StatusOK, "ready\n")
 }
