@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
+
 	"github.com/podpath/podpath/internal/testenv"
 	"github.com/podpath/podpath/sandbox"
 	"github.com/podpath/podpath/server"
@@ -399,5 +401,33 @@ func TestMetricsAndReadyz(t *testing.T) {
 	r = newClient(t, e.url).do("GET", "/readyz", nil)
 	if r.status != 503 || string(r.body) != "not ready\n" {
 		t.Errorf("readyz without a database: %d %q; want 503 \"not ready\"", r.status, r.body)
+	}
+}
+
+// Terminal sizes outside 1..1000 are refused with a clear 400 before any
+// cluster is looked at (they used to wrap silently to uint16).
+func TestTerminalSize(t *testing.T) {
+	e := startServer(t, testConfig(testenv.Postgres(t)), sandbox.NewManager())
+	c := newClient(t, e.url)
+	sess := e.labSession(t, c.signup("ada@example.com"), "yaml-to-process")
+	base := "ws" + strings.TrimPrefix(e.url, "http") + "/api/sessions/" + sess.ID.String() + "/terminal/controlplane"
+	h := http.Header{}
+	for _, ck := range c.http.Jar.Cookies(mustURL(e.url)) {
+		h.Add("Cookie", ck.Name+"="+ck.Value)
+	}
+	for _, q := range []string{"cols=65616&rows=24", "cols=0&rows=24", "cols=80&rows=-1", "cols=80&rows=1001", "cols=abc&rows=24", "rows=99999"} {
+		conn, res, err := websocket.DefaultDialer.Dial(base+"?"+q, h)
+		if err == nil {
+			conn.Close()
+			t.Errorf("%s: the websocket opened", q)
+			continue
+		}
+		if res == nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		if res.StatusCode != 400 || !strings.Contains(string(b), "whole numbers from 1 to 1000") {
+			t.Errorf("%s: %d %s; want 400 saying the range", q, res.StatusCode, b)
+		}
 	}
 }
