@@ -431,3 +431,53 @@ func TestTerminalSize(t *testing.T) {
 		}
 	}
 }
+
+// Text Postgres would refuse (a NUL, invalid UTF-8) is a 400 that says what
+// is wrong, for JSON and forms alike, and nothing is written.
+func TestTextInput(t *testing.T) {
+	e := startServer(t, testConfig(testenv.Postgres(t)), sandbox.NewManager())
+	c := newClient(t, e.url)
+	sess := e.labSession(t, c.signup("ada@example.com"), "yaml-to-process")
+	var lab struct{ Steps []struct{ ID string } }
+	c.do("GET", "/api/labs/yaml-to-process", nil).json(t, &lab)
+	check := "/api/sessions/" + sess.ID.String() + "/steps/" + lab.Steps[0].ID + "/check"
+	anon := newClient(t, e.url)
+	for _, tc := range []struct {
+		name, path, body, message string
+		c                         *client
+	}{
+		{"NUL in a name", "/api/signup", `{"email":"lin@example.com","password":"long enough","name":"Lin\u0000"}`, `"name" holds a NUL character`, anon},
+		{"NUL in an email", "/api/login", `{"email":"ada\u0000@example.com","password":"long enough"}`, `"email" holds a NUL character`, anon},
+		{"invalid UTF-8", "/api/signup", "{\"email\":\"lin@example.com\",\"password\":\"long enough\",\"name\":\"\xff\xfe\"}", "not valid UTF-8", anon},
+		{"NUL in an answer", check, `{"answer":"4\u00002"}`, `"answer" holds a NUL character`, c},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.c.do("POST", tc.path, tc.body)
+			if r.status != 400 || !strings.Contains(r.errorMessage(), tc.message) {
+				t.Errorf("%d %s; want 400 with %q", r.status, r.body, tc.message)
+			}
+		})
+	}
+	// Forms, with their CSRF token, are held to the same.
+	f := newClient(t, e.url).noRedirect()
+	token := f.formToken("/signup")
+	for _, form := range []url.Values{
+		{"csrf": {token}, "email": {"lin@example.com"}, "password": {"long enough"}, "name": {"Lin\xff"}},
+		{"csrf": {token}, "email": {"lin\x00@example.com"}, "password": {"long enough"}},
+	} {
+		res, body := f.postForm("/signup", form)
+		if res.StatusCode != 400 || !strings.Contains(body, "UTF-8 without NUL characters") {
+			t.Errorf("sign-up form %q: %d %.300s", form, res.StatusCode, body)
+		}
+	}
+	res, body := f.postForm("/login", url.Values{"csrf": {token}, "email": {"ada\x00@example.com"}, "password": {"correct horse"}})
+	if res.StatusCode != 400 || !strings.Contains(body, "UTF-8 without NUL characters") {
+		t.Errorf("sign-in form with a NUL: %d %.300s", res.StatusCode, body)
+	}
+	if n := countRows(t, e, "users"); n != 1 {
+		t.Errorf("%d users; bad text made accounts", n)
+	}
+	if n := countRows(t, e, "check_attempts"); n != 0 {
+		t.Errorf("%d attempts recorded", n)
+	}
+}
