@@ -73,7 +73,7 @@ func serveCmd() *cobra.Command {
 	f.DurationVar(&cfg.Extension, "extension", cfg.Extension, "what extend adds (PODPATH_EXTENSION)")
 	f.IntVar(&cfg.MaxExtensions, "max-extensions", cfg.MaxExtensions, "how often a session can be extended (PODPATH_MAX_EXTENSIONS)")
 	f.DurationVar(&cfg.WarnBefore, "warn-before", cfg.WarnBefore, "warn this long before a session ends (PODPATH_WARN_BEFORE)")
-	f.BoolVar(&cfg.AllowSignup, "allow-signup", cfg.AllowSignup, "let anyone create a learner account (PODPATH_ALLOW_SIGNUP)")
+	f.BoolVar(&cfg.AllowSignup, "allow-signup", cfg.AllowSignup, "let anyone create a learner account; otherwise an admin makes accounts with podpath user create (PODPATH_ALLOW_SIGNUP)")
 	f.BoolVar(&cfg.SecureCookies, "secure-cookies", cfg.SecureCookies, "force Secure cookies; an https --public-url turns them on anyway (PODPATH_SECURE_COOKIES)")
 	f.StringSliceVar(&cfg.TrustedProxies, "trusted-proxies", cfg.TrustedProxies, "CIDRs of reverse proxies whose X-Forwarded-For is believed (PODPATH_TRUSTED_PROXIES)")
 	f.StringVar(&cfg.MetricsListen, "metrics-listen", cfg.MetricsListen, "second address serving /metrics without sign-in (PODPATH_METRICS_LISTEN)")

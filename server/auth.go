@@ -238,6 +238,9 @@ func (s *Server) fromTrustedProxy(c echo.Context) bool {
 	return false
 }
 
+// errSignupClosed tells someone how to get an account when sign-up is closed.
+const errSignupClosed = "sign-up is closed on this server: ask its admin for an account"
+
 // errBadLogin is the one answer to a wrong email or password.
 var errBadLogin = errors.New("wrong email or password")
 
@@ -267,7 +270,7 @@ func (s *Server) login(c echo.Context, email, password string) (*store.User, str
 // signup creates a learner account and signs it in.
 func (s *Server) signup(c echo.Context, email, name, password string) (*store.User, string, error) {
 	if !s.cfg.AllowSignup {
-		return nil, "", apiError(http.StatusForbidden, "sign-up is closed on this server; ask its admin for an account")
+		return nil, "", apiError(http.StatusForbidden, errSignupClosed)
 	}
 	email, err := ValidateEmail(email)
 	if err != nil {

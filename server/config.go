@@ -53,7 +53,8 @@ type Config struct {
 	SecureCookies bool
 	// SessionTTL is how long a sign-in lasts.
 	SessionTTL time.Duration
-	// AllowSignup lets anyone create a learner account.
+	// AllowSignup lets anyone create a learner account. Off by default:
+	// accounts come from an admin (podpath user create).
 	AllowSignup bool
 
 	// TrustedProxies are the CIDRs (or addresses) of reverse proxies whose
@@ -105,7 +106,6 @@ func DefaultConfig() Config {
 		HTTPWriteTimeout:     2 * time.Minute,
 		HTTPIdleTimeout:      2 * time.Minute,
 		MaxEventStreams:      8,
-		AllowSignup:          true,
 	}
 	c.applyEnv(os.Getenv)
 	return c
@@ -129,7 +129,7 @@ var EnvVars = [][3]string{
 	{"PODPATH_WARN_BEFORE", "5m", "warn this long before a session ends"},
 	{"PODPATH_SESSION_TTL", "336h", "how long a sign-in lasts"},
 	{"PODPATH_SECURE_COOKIES", "auto", "true forces Secure cookies (an https public URL turns them on anyway)"},
-	{"PODPATH_ALLOW_SIGNUP", "true", "let anyone create a learner account"},
+	{"PODPATH_ALLOW_SIGNUP", "false", "let anyone create a learner account (otherwise an admin makes accounts with podpath user create)"},
 	{"PODPATH_TRUSTED_PROXIES", "", "CIDRs of reverse proxies whose X-Forwarded-For/X-Real-IP/X-Forwarded-Proto are believed, separated by commas"},
 	{"PODPATH_METRICS_LISTEN", "", "a second address serving /metrics without sign-in (on the main address it is for admins only)"},
 	{"PODPATH_HTTP_READ_TIMEOUT", "1m", "longest time to receive a request's body"},

@@ -65,7 +65,7 @@ func (s *Server) pageData(c echo.Context, extra map[string]any) map[string]any {
 	if q := c.QueryParam("lang"); q == "en" || q == "zh" {
 		c.SetCookie(&http.Cookie{Name: "lang", Value: q, Path: "/", MaxAge: 365 * 24 * 3600, SameSite: http.SameSiteLaxMode, Secure: s.secure(c)})
 	}
-	d := map[string]any{"Lang": lg, "User": currentUser(c), "Path": c.Request().URL.Path}
+	d := map[string]any{"Lang": lg, "User": currentUser(c), "Path": c.Request().URL.Path, "AllowSignup": s.cfg.AllowSignup}
 	if ws := currentWebSession(c); ws != nil {
 		d["CSRF"] = ws.CSRFToken
 	}
@@ -100,7 +100,11 @@ func (s *Server) pageLogin(c echo.Context) error {
 }
 
 func (s *Server) pageSignup(c echo.Context) error {
-	return s.pages.render(c, http.StatusOK, "signup", s.pageData(c, map[string]any{"Next": safeNext(c.QueryParam("next")), "AllowSignup": s.cfg.AllowSignup, "FormCSRF": s.formCSRF(c)}))
+	status := http.StatusOK
+	if !s.cfg.AllowSignup {
+		status = http.StatusForbidden
+	}
+	return s.pages.render(c, status, "signup", s.pageData(c, map[string]any{"Next": safeNext(c.QueryParam("next")), "AllowSignup": s.cfg.AllowSignup, "FormCSRF": s.formCSRF(c)}))
 }
 
 // safeNext keeps redirects on this site: a path that starts with one
@@ -146,6 +150,9 @@ func (s *Server) formLogin(c echo.Context) error {
 func (s *Server) formSignup(c echo.Context) error {
 	if err := checkPreSessionCSRF(c); err != nil {
 		return err
+	}
+	if !s.cfg.AllowSignup {
+		return s.pageSignup(c)
 	}
 	next := safeNext(c.FormValue("next"))
 	_, _, err := s.signup(c, c.FormValue("email"), c.FormValue("name"), c.FormValue("password"))

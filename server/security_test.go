@@ -481,3 +481,35 @@ func TestTextInput(t *testing.T) {
 		t.Errorf("%d attempts recorded", n)
 	}
 }
+
+// Sign-up is closed unless the operator opens it: the API and the form say
+// how to get an account, the pages do not offer it, and nothing is made.
+func TestSignupClosedByDefault(t *testing.T) {
+	cfg := testConfig(testenv.Postgres(t))
+	cfg.AllowSignup = server.DefaultConfig().AllowSignup
+	if cfg.AllowSignup {
+		t.Fatal("sign-up is open by default")
+	}
+	e := startServer(t, cfg, sandbox.NewManager())
+	c := newClient(t, e.url).noRedirect()
+	r := c.do("POST", "/api/signup", map[string]string{"email": "ada@example.com", "password": "correct horse"})
+	if r.status != 403 || !strings.Contains(r.errorMessage(), "ask its admin for an account") {
+		t.Errorf("API sign-up: %d %s", r.status, r.body)
+	}
+	status, html := c.page("/signup")
+	if status != 403 || !strings.Contains(html, "ask its admin for an account") || strings.Contains(html, `action="/signup"`) {
+		t.Errorf("sign-up page: %d, form shown: %v", status, strings.Contains(html, `action="/signup"`))
+	}
+	res, body := c.postForm("/signup", url.Values{"csrf": {c.formToken("/login")}, "email": {"ada@example.com"}, "password": {"correct horse"}})
+	if res.StatusCode != 403 || !strings.Contains(body, "ask its admin for an account") {
+		t.Errorf("sign-up form: %d", res.StatusCode)
+	}
+	for _, p := range []string{"/", "/login"} {
+		if _, html := c.page(p); strings.Contains(html, `href="/signup`) {
+			t.Errorf("%s links to sign-up while it is closed", p)
+		}
+	}
+	if n := countRows(t, e, "users"); n != 0 {
+		t.Errorf("%d users made with sign-up closed", n)
+	}
+}
