@@ -174,14 +174,20 @@ func userCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "user", Short: "Manage accounts"}
 	url := server.DefaultConfig().DatabaseURL
 	var email, name, password, role string
-	var admin bool
+	var admin, ifNoAdmin bool
 	create := &cobra.Command{
 		Use:   "create",
 		Short: "Create an account (--admin makes an admin; the password comes from --password or PODPATH_PASSWORD)",
-		Args:  cobra.NoArgs,
+		Long: "Creates an account. The password comes from --password or PODPATH_PASSWORD (which stays out of the process list).\n" +
+			"With --admin --if-no-admin it creates the admin only when the database has none, and otherwise says which admin exists\n" +
+			"(scripts/quickstart uses this to make the first admin once).",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if admin {
 				role = store.RoleAdmin
+			}
+			if ifNoAdmin && role != store.RoleAdmin {
+				return fmt.Errorf("--if-no-admin goes with --admin")
 			}
 			if role != store.RoleLearner && role != store.RoleInstructor && role != store.RoleAdmin {
 				return fmt.Errorf("role must be learner, instructor or admin, not %q", role)
@@ -208,7 +214,17 @@ func userCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			u, err := st.CreateUser(cmd.Context(), e, name, hash, role)
+			var u *store.User
+			if ifNoAdmin {
+				var created bool
+				u, created, err = st.CreateFirstAdmin(cmd.Context(), e, name, hash)
+				if err == nil && !created {
+					fmt.Fprintf(cmd.OutOrStdout(), "an admin exists (%s); nothing created\n", u.Email)
+					return nil
+				}
+			} else {
+				u, err = st.CreateUser(cmd.Context(), e, name, hash, role)
+			}
 			if errors.Is(err, store.ErrEmailTaken) {
 				return fmt.Errorf("an account with email %s exists", e)
 			}
@@ -224,6 +240,7 @@ func userCmd() *cobra.Command {
 	create.Flags().StringVar(&password, "password", "", "password (or PODPATH_PASSWORD)")
 	create.Flags().StringVar(&role, "role", store.RoleLearner, "learner, instructor or admin")
 	create.Flags().BoolVar(&admin, "admin", false, "make the account an admin")
+	create.Flags().BoolVar(&ifNoAdmin, "if-no-admin", false, "with --admin: create it only if there is no admin yet")
 	create.Flags().StringVar(&url, "database-url", url, "Postgres connection string (DATABASE_URL)")
 	_ = create.MarkFlagRequired("email")
 	cmd.AddCommand(create)
