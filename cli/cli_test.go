@@ -107,3 +107,19 @@ func TestServeSaysWhatIsWrong(t *testing.T) {
 		t.Errorf("serve with a bad setting: %d %s", code, errOut)
 	}
 }
+
+// The quickstart's first admin: made once, then left alone.
+func TestUserCreateFirstAdmin(t *testing.T) {
+	db := []string{"DATABASE_URL=" + testenv.Postgres(t), "PODPATH_PASSWORD=a good password"}
+	out, errOut, code := podpath(t, db, "user", "create", "--admin", "--if-no-admin", "--email", "admin@podpath.local")
+	if code != 0 || !strings.HasPrefix(out, "created admin admin@podpath.local") {
+		t.Fatalf("first run: %d %q %s", code, out, errOut)
+	}
+	out, errOut, code = podpath(t, db, "user", "create", "--admin", "--if-no-admin", "--email", "second@podpath.local")
+	if code != 0 || out != "an admin exists (admin@podpath.local); nothing created\n" {
+		t.Errorf("second run: %d %q %s", code, out, errOut)
+	}
+	if _, errOut, code = podpath(t, db, "user", "create", "--if-no-admin", "--email", "x@podpath.local"); code != 1 || !strings.Contains(errOut, "--if-no-admin goes with --admin") {
+		t.Errorf("--if-no-admin without --admin: %d %s", code, errOut)
+	}
+}

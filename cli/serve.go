@@ -75,9 +75,14 @@ func serveCmd() *cobra.Command {
 	f.IntVar(&cfg.MaxExtensions, "max-extensions", cfg.MaxExtensions, "how often a session can be extended (PODPATH_MAX_EXTENSIONS)")
 	f.DurationVar(&cfg.WarnBefore, "warn-before", cfg.WarnBefore, "warn this long before a session ends (PODPATH_WARN_BEFORE)")
 	f.StringVar(&cfg.WarmPoolSpec, "warm-pool", cfg.WarmPoolSpec, "clusters created ahead: 2, or workers=1:2,workers=2:1 (PODPATH_WARM_POOL)")
-	f.BoolVar(&cfg.AllowSignup, "allow-signup", cfg.AllowSignup, "let anyone create a learner account (PODPATH_ALLOW_SIGNUP)")
+	f.BoolVar(&cfg.AllowSignup, "allow-signup", cfg.AllowSignup, "let anyone create a learner account; otherwise an admin makes accounts with podpath user create (PODPATH_ALLOW_SIGNUP)")
 	f.BoolVar(&cfg.SecureCookies, "secure-cookies", cfg.SecureCookies, "force Secure cookies; an https --public-url turns them on anyway (PODPATH_SECURE_COOKIES)")
 	f.StringSliceVar(&cfg.TrustedProxies, "trusted-proxies", cfg.TrustedProxies, "CIDRs of reverse proxies whose X-Forwarded-For is believed (PODPATH_TRUSTED_PROXIES)")
+	f.StringVar(&cfg.MetricsListen, "metrics-listen", cfg.MetricsListen, "second address serving /metrics without sign-in (PODPATH_METRICS_LISTEN)")
+	f.DurationVar(&cfg.HTTPReadTimeout, "http-read-timeout", cfg.HTTPReadTimeout, "longest time to receive a request's body (PODPATH_HTTP_READ_TIMEOUT)")
+	f.DurationVar(&cfg.HTTPWriteTimeout, "http-write-timeout", cfg.HTTPWriteTimeout, "longest time to write an ordinary response (PODPATH_HTTP_WRITE_TIMEOUT)")
+	f.DurationVar(&cfg.HTTPIdleTimeout, "http-idle-timeout", cfg.HTTPIdleTimeout, "close idle keep-alive connections after (PODPATH_HTTP_IDLE_TIMEOUT)")
+	f.IntVar(&cfg.MaxEventStreams, "max-event-streams", cfg.MaxEventStreams, "event streams one user may hold open (PODPATH_MAX_EVENT_STREAMS)")
 	f.StringVar(&logLevel, "log-level", envOr("PODPATH_LOG_LEVEL", "info"), "debug, info, warn or error (PODPATH_LOG_LEVEL)")
 	return cmd
 }
@@ -171,14 +176,20 @@ func userCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "user", Short: "Manage accounts"}
 	url := server.DefaultConfig().DatabaseURL
 	var email, name, password, role string
-	var admin bool
+	var admin, ifNoAdmin bool
 	create := &cobra.Command{
 		Use:   "create",
 		Short: "Create an account (--admin makes an admin; the password comes from --password or PODPATH_PASSWORD)",
-		Args:  cobra.NoArgs,
+		Long: "Creates an account. The password comes from --password or PODPATH_PASSWORD (which stays out of the process list).\n" +
+			"With --admin --if-no-admin it creates the admin only when the database has none, and otherwise says which admin exists\n" +
+			"(scripts/quickstart uses this to make the first admin once).",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if admin {
 				role = store.RoleAdmin
+			}
+			if ifNoAdmin && role != store.RoleAdmin {
+				return fmt.Errorf("--if-no-admin goes with --admin")
 			}
 			if role != store.RoleLearner && role != store.RoleInstructor && role != store.RoleAdmin {
 				return fmt.Errorf("role must be learner, instructor or admin, not %q", role)
@@ -205,7 +216,17 @@ func userCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			u, err := st.CreateUser(cmd.Context(), e, name, hash, role)
+			var u *store.User
+			if ifNoAdmin {
+				var created bool
+				u, created, err = st.CreateFirstAdmin(cmd.Context(), e, name, hash)
+				if err == nil && !created {
+					fmt.Fprintf(cmd.OutOrStdout(), "an admin exists (%s); nothing created\n", u.Email)
+					return nil
+				}
+			} else {
+				u, err = st.CreateUser(cmd.Context(), e, name, hash, role)
+			}
 			if errors.Is(err, store.ErrEmailTaken) {
 				return fmt.Errorf("an account with email %s exists", e)
 			}
@@ -221,6 +242,7 @@ func userCmd() *cobra.Command {
 	create.Flags().StringVar(&password, "password", "", "password (or PODPATH_PASSWORD)")
 	create.Flags().StringVar(&role, "role", store.RoleLearner, "learner, instructor or admin")
 	create.Flags().BoolVar(&admin, "admin", false, "make the account an admin")
+	create.Flags().BoolVar(&ifNoAdmin, "if-no-admin", false, "with --admin: create it only if there is no admin yet")
 	create.Flags().StringVar(&url, "database-url", url, "Postgres connection string (DATABASE_URL)")
 	_ = create.MarkFlagRequired("email")
 	cmd.AddCommand(create)

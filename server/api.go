@@ -1,13 +1,16 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -18,14 +21,33 @@ import (
 	"github.com/podpath/podpath/store"
 )
 
-// bindJSON decodes a JSON body into v, rejecting unknown fields and
-// trailing data with a message that says what was wrong.
+// maxJSONBody is the largest JSON request body.
+const maxJSONBody = 64 << 10
+
+// bindJSON decodes a JSON body into v, rejecting unknown fields, trailing
+// data and text Postgres would refuse (see input.go), with a message that
+// says what was wrong.
 func bindJSON(c echo.Context, v any) error {
 	ct := c.Request().Header.Get("Content-Type")
 	if !strings.HasPrefix(ct, "application/json") {
 		return apiError(http.StatusUnsupportedMediaType, "send a JSON body with Content-Type: application/json")
 	}
-	dec := json.NewDecoder(io.LimitReader(c.Request().Body, 64*1024))
+	raw, err := io.ReadAll(io.LimitReader(c.Request().Body, maxJSONBody+1))
+	var ne net.Error
+	var he *echo.HTTPError
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return apiError(http.StatusRequestTimeout, "the request body did not arrive in time; send it at once")
+	case errors.As(err, &he):
+		return err // the 1 MB body limit
+	case err != nil:
+		return apiError(http.StatusBadRequest, "the request body could not be read: "+err.Error())
+	case len(raw) > maxJSONBody:
+		return apiError(http.StatusRequestEntityTooLarge, fmt.Sprintf("the JSON body is too large (%d KB at most)", maxJSONBody>>10))
+	case !utf8.Valid(raw):
+		return apiError(http.StatusBadRequest, "the request body is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var se *json.SyntaxError
@@ -45,7 +67,7 @@ func bindJSON(c echo.Context, v any) error {
 	if dec.More() {
 		return apiError(http.StatusBadRequest, "the request body must be one JSON object")
 	}
-	return nil
+	return checkText(v)
 }
 
 type credentials struct {
@@ -99,6 +121,9 @@ func (s *Server) apiLogin(c echo.Context) error {
 }
 
 func (s *Server) apiLogout(c echo.Context) error {
+	if err := checkAPICSRF(c); err != nil {
+		return err
+	}
 	s.logout(c)
 	return c.NoContent(http.StatusNoContent)
 }
@@ -501,6 +526,12 @@ func (s *Server) apiEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	release, err := s.streams.acquire(currentUser(c).ID)
+	if err != nil {
+		return err
+	}
+	defer release()
+	deadline := streamDeadlines(c)
 	events, cancel := s.engine.Subscribe(sess.ID)
 	defer cancel()
 	view, err := s.sessionView(c, sess)
@@ -518,6 +549,7 @@ func (s *Server) apiEvents(c echo.Context) error {
 		if err != nil {
 			return err
 		}
+		deadline()
 		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.Type, b); err != nil {
 			return err
 		}
@@ -541,6 +573,7 @@ func (s *Server) apiEvents(c echo.Context) error {
 				return nil
 			}
 		case <-keepalive.C:
+			deadline()
 			if _, err := fmt.Fprint(w, ": keepalive\n\n"); err != nil {
 				return nil
 			}

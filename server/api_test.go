@@ -180,13 +180,10 @@ func TestAccountsAndPages(t *testing.T) {
 	if res.StatusCode != 403 {
 		t.Errorf("form post without CSRF: %d", res.StatusCode)
 	}
-	for _, p := range []string{"/healthz", "/readyz", "/metrics"} {
-		r := c.do("GET", p, nil)
-		if r.status != 200 {
+	for _, p := range []string{"/healthz", "/readyz"} {
+		if r := c.do("GET", p, nil); r.status != 200 {
 			t.Errorf("%s: %d", p, r.status)
 		}
-		if p == "/metrics" && (!strings.Contains(string(r.body), "podpath_sandboxes") || !strings.Contains(string(r.body), "podpath_terminals_open")) {
-			t.Errorf("metrics lack podpath's own: %.300s", r.body)
-		}
 	}
+	// /metrics is for admins (TestMetricsAndReadyz).
 }

@@ -138,15 +138,55 @@ func (s *Server) requireUserAPI(next echo.HandlerFunc) echo.HandlerFunc {
 		if currentUser(c) == nil {
 			return apiError(http.StatusUnauthorized, "sign in first: POST /api/login with your email and password")
 		}
-		if isWrite(c.Request().Method) && c.Get("bearer") != true {
-			ws := currentWebSession(c)
-			got := c.Request().Header.Get(csrfHeader)
-			if subtle.ConstantTimeCompare([]byte(got), []byte(ws.CSRFToken)) != 1 {
-				return apiError(http.StatusForbidden, "missing or wrong "+csrfHeader+" header: send the csrfToken from /api/me with cookie-authenticated writes, or use Authorization: Bearer")
-			}
+		if err := checkAPICSRF(c); err != nil {
+			return err
 		}
 		return next(c)
 	}
+}
+
+// checkAPICSRF wants the X-CSRF-Token header on a write authenticated by
+// the session cookie (a bearer token cannot be sent by another site).
+func checkAPICSRF(c echo.Context) error {
+	ws := currentWebSession(c)
+	if ws == nil || !isWrite(c.Request().Method) || c.Get("bearer") == true {
+		return nil
+	}
+	got := c.Request().Header.Get(csrfHeader)
+	if subtle.ConstantTimeCompare([]byte(got), []byte(ws.CSRFToken)) != 1 {
+		return apiError(http.StatusForbidden, "missing or wrong "+csrfHeader+" header: send the csrfToken from /api/me with cookie-authenticated writes, or use Authorization: Bearer")
+	}
+	return nil
+}
+
+// preSessionCookie holds the CSRF token of the sign-in and sign-up forms,
+// which are posted before there is a session to tie a token to: the form
+// must carry the same value as the cookie (a double submit), which another
+// site can neither read nor set.
+const preSessionCookie = "podpath_csrf"
+
+// formCSRF returns the browser's pre-session CSRF token, setting the
+// cookie when there is none yet.
+func (s *Server) formCSRF(c echo.Context) string {
+	if ck, err := c.Cookie(preSessionCookie); err == nil && len(ck.Value) == 32 {
+		return ck.Value
+	}
+	token := randomToken(24)
+	c.SetCookie(&http.Cookie{Name: preSessionCookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secure(c)})
+	// Later calls in this request see it too.
+	c.Request().AddCookie(&http.Cookie{Name: preSessionCookie, Value: token})
+	return token
+}
+
+// checkPreSessionCSRF verifies the csrf field of a sign-in or sign-up form
+// against the pre-session cookie.
+func checkPreSessionCSRF(c echo.Context) error {
+	ck, err := c.Cookie(preSessionCookie)
+	field := c.FormValue("csrf")
+	if err != nil || len(ck.Value) != 32 || subtle.ConstantTimeCompare([]byte(field), []byte(ck.Value)) != 1 {
+		return echo.NewHTTPError(http.StatusForbidden, "this form expired or came from another site; reload the page and try again")
+	}
+	return nil
 }
 
 // requireUserPage redirects to the sign-in page when nobody is signed in.
@@ -198,6 +238,9 @@ func (s *Server) fromTrustedProxy(c echo.Context) bool {
 	return false
 }
 
+// errSignupClosed tells someone how to get an account when sign-up is closed.
+const errSignupClosed = "sign-up is closed on this server: ask its admin for an account"
+
 // errBadLogin is the one answer to a wrong email or password.
 var errBadLogin = errors.New("wrong email or password")
 
@@ -227,7 +270,7 @@ func (s *Server) login(c echo.Context, email, password string) (*store.User, str
 // signup creates a learner account and signs it in.
 func (s *Server) signup(c echo.Context, email, name, password string) (*store.User, string, error) {
 	if !s.cfg.AllowSignup {
-		return nil, "", apiError(http.StatusForbidden, "sign-up is closed on this server; ask its admin for an account")
+		return nil, "", apiError(http.StatusForbidden, errSignupClosed)
 	}
 	email, err := ValidateEmail(email)
 	if err != nil {

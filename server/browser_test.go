@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,13 +142,73 @@ func TestBrowser(t *testing.T) {
 	do(ctx, t, chromedp.Click(chromedp.CSS(`.term-tab[data-node="node01"]`)))
 	poll(ctx, t, "the node01 prompt", term+` && `+term+`.innerText.includes("root@node01")`, 60*time.Second)
 
+	// The whole lab by its buttons alone, as a new learner would: every
+	// "run in terminal" button of a step in order, the answer where one is
+	// asked (read off the cluster, as the learner reads it off the
+	// terminal), Check, Next. The schedule step leaves `kubectl get pods -w`
+	// running: the buttons after it must still work.
+	sandboxName := ""
+	list, _ := mgr.List(context.Background())
+	for _, s := range list {
+		if strings.HasSuffix(s.Name, strings.ReplaceAll(sessionID, "-", "")[:12]) {
+			sandboxName = s.Name
+		}
+	}
+	onNode := func(node, script string) string {
+		var out strings.Builder
+		if _, err := mgr.Exec(context.Background(), sandboxName, node, []string{"bash", "-c", "export KUBECONFIG=/etc/kubernetes/admin.conf; " + script}, nil, &out, nil); err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(out.String())
+	}
+	answers := map[string]func() string{
+		"etcd": func() string {
+			return "/registry/pods/default/" + onNode("controlplane", "kubectl get pods -l app=web -o jsonpath='{.items[0].metadata.name}'")
+		},
+		"kubelet": func() string { return "kubelet" },
+		"process": func() string { return onNode("node01", "crictl inspect $(crictl ps -q --name nginx) | jq .info.pid") },
+	}
+	do(ctx, t, chromedp.Click(chromedp.CSS(`#step-list li[data-step="stop-scheduler"] button`)))
+	for i, step := range []string{"stop-scheduler", "apply", "etcd", "schedule", "kubelet", "process"} {
+		poll(ctx, t, "step "+step, `document.querySelector('#step-list li.current') && document.querySelector('#step-list li.current').dataset.step === "`+step+`" && document.querySelectorAll("#step-body .code-run").length > 0`, 30*time.Second)
+		n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#step-body .code-run").length`))
+		for b := range n {
+			if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(`(document.querySelectorAll("#step-body .code-run")[%d].click(), true)`, b))); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(4 * time.Second)
+		}
+		if answer, ok := answers[step]; ok {
+			do(ctx, t, chromedp.SetValue(chromedp.CSS(`#answer`), answer()))
+		}
+		passed := false
+		for try := 0; try < 4 && !passed; try++ {
+			do(ctx, t, chromedp.Click(chromedp.CSS(`#check-btn`)))
+			poll(ctx, t, "the check of "+step, `document.querySelector("#check-btn").disabled === false && document.querySelector("#results").dataset.passed !== undefined && document.querySelectorAll("#results .result").length > 0`, 3*time.Minute)
+			passed, _ = chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector("#results").dataset.passed === "true"`))
+			if !passed {
+				time.Sleep(5 * time.Second)
+			}
+		}
+		if !passed {
+			shot(ctx, t, "lab1-"+step)
+			results, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#results`)))
+			screen, _ := chromedp.Run(ctx, chromedp.Evaluate[string](term+`.innerText`))
+			t.Fatalf("step %s did not pass by its buttons: %s\nterminal:\n%s", step, results, screen)
+		}
+		if i < 5 {
+			do(ctx, t, chromedp.Click(chromedp.CSS(`#next-btn`)))
+		}
+	}
+	poll(ctx, t, "the lab's end", `!document.querySelector("#banner").hidden`, 30*time.Second)
+
 	// Ending the session deletes its cluster.
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(window.confirm = () => true, true)`)); err != nil {
 		t.Fatal(err)
 	}
 	do(ctx, t, chromedp.Click(chromedp.CSS(`#end-form button`)))
 	poll(ctx, t, "the labs page", `location.pathname === "/"`, 2*time.Minute)
-	list, _ := mgr.List(context.Background())
+	list, _ = mgr.List(context.Background())
 	for _, s := range list {
 		if strings.HasSuffix(s.Name, strings.ReplaceAll(sessionID, "-", "")[:12]) {
 			t.Errorf("cluster %s still exists after the session ended", s.Name)

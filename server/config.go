@@ -55,7 +55,8 @@ type Config struct {
 	SecureCookies bool
 	// SessionTTL is how long a sign-in lasts.
 	SessionTTL time.Duration
-	// AllowSignup lets anyone create a learner account.
+	// AllowSignup lets anyone create a learner account. Off by default:
+	// accounts come from an admin (podpath user create).
 	AllowSignup bool
 
 	// WarmPoolSpec is PODPATH_WARM_POOL: "2", or "workers=1:2,workers=2:1";
@@ -72,6 +73,22 @@ type Config struct {
 	// Empty: the client address is the connection's and those headers are
 	// ignored.
 	TrustedProxies []string
+
+	// MetricsListen, when set, is a second address that serves /metrics
+	// without sign-in, for Prometheus; keep it private. On the main address
+	// /metrics answers admins only.
+	MetricsListen string
+
+	// HTTPReadTimeout bounds receiving a request's body (headers get 10 s).
+	HTTPReadTimeout time.Duration
+	// HTTPWriteTimeout bounds writing an ordinary response. Event streams
+	// and terminals set their own deadlines; routes that wait on a cluster
+	// (check, skip, end) get 30 minutes.
+	HTTPWriteTimeout time.Duration
+	// HTTPIdleTimeout closes keep-alive connections idle this long.
+	HTTPIdleTimeout time.Duration
+	// MaxEventStreams is how many event streams one user may hold open.
+	MaxEventStreams int
 }
 
 // Secure reports whether cookies are marked Secure: forced, or because the
@@ -96,9 +113,12 @@ func DefaultConfig() Config {
 		HibernateAfter:       10 * time.Minute,
 		WarnBefore:           5 * time.Minute,
 		SessionTTL:           14 * 24 * time.Hour,
-		AllowSignup:          true,
 		ReapInterval:         5 * time.Second,
 		HealthInterval:       15 * time.Second,
+		HTTPReadTimeout:      time.Minute,
+		HTTPWriteTimeout:     2 * time.Minute,
+		HTTPIdleTimeout:      2 * time.Minute,
+		MaxEventStreams:      8,
 	}
 	c.applyEnv(os.Getenv)
 	return c
@@ -122,9 +142,14 @@ var EnvVars = [][3]string{
 	{"PODPATH_WARN_BEFORE", "5m", "warn this long before a session ends"},
 	{"PODPATH_SESSION_TTL", "336h", "how long a sign-in lasts"},
 	{"PODPATH_SECURE_COOKIES", "auto", "true forces Secure cookies (an https public URL turns them on anyway)"},
-	{"PODPATH_ALLOW_SIGNUP", "true", "let anyone create a learner account"},
+	{"PODPATH_ALLOW_SIGNUP", "false", "let anyone create a learner account (otherwise an admin makes accounts with podpath user create)"},
 	{"PODPATH_WARM_POOL", "", "clusters created ahead and kept hibernated: a count (2) or counts by shape (workers=1:2,workers=2:1)"},
 	{"PODPATH_TRUSTED_PROXIES", "", "CIDRs of reverse proxies whose X-Forwarded-For/X-Real-IP/X-Forwarded-Proto are believed, separated by commas"},
+	{"PODPATH_METRICS_LISTEN", "", "a second address serving /metrics without sign-in (on the main address it is for admins only)"},
+	{"PODPATH_HTTP_READ_TIMEOUT", "1m", "longest time to receive a request's body"},
+	{"PODPATH_HTTP_WRITE_TIMEOUT", "2m", "longest time to write an ordinary response (event streams, terminals and cluster work have their own)"},
+	{"PODPATH_HTTP_IDLE_TIMEOUT", "2m", "close keep-alive connections idle this long"},
+	{"PODPATH_MAX_EVENT_STREAMS", "8", "event streams (lab pages) one user may hold open"},
 }
 
 func (c *Config) applyEnv(get func(string) string) {
@@ -181,6 +206,11 @@ func (c *Config) applyEnv(get func(string) string) {
 	if v := get("PODPATH_TRUSTED_PROXIES"); v != "" {
 		c.TrustedProxies = strings.Split(v, ",")
 	}
+	str("PODPATH_METRICS_LISTEN", &c.MetricsListen)
+	dur("PODPATH_HTTP_READ_TIMEOUT", &c.HTTPReadTimeout)
+	dur("PODPATH_HTTP_WRITE_TIMEOUT", &c.HTTPWriteTimeout)
+	dur("PODPATH_HTTP_IDLE_TIMEOUT", &c.HTTPIdleTimeout)
+	integer("PODPATH_MAX_EVENT_STREAMS", &c.MaxEventStreams)
 }
 
 // trustedProxies parses TrustedProxies; a bare address is a /32 (or /128).
@@ -223,6 +253,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("capacity must be positive (PODPATH_CAPACITY_CPU, PODPATH_CAPACITY_MEMORY)")
 	case c.ProvisionConcurrency < 1:
 		return fmt.Errorf("provision concurrency must be at least 1")
+	case c.HTTPReadTimeout <= 0 || c.HTTPWriteTimeout <= 0 || c.HTTPIdleTimeout <= 0:
+		return fmt.Errorf("the HTTP read, write and idle timeouts must be positive (PODPATH_HTTP_READ_TIMEOUT, PODPATH_HTTP_WRITE_TIMEOUT, PODPATH_HTTP_IDLE_TIMEOUT)")
+	case c.MaxEventStreams < 1:
+		return fmt.Errorf("max event streams must be at least 1 (PODPATH_MAX_EVENT_STREAMS)")
 	}
 	if c.WarmPoolSpec != "" {
 		pool, err := session.ParsePool(c.WarmPoolSpec)

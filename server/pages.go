@@ -65,7 +65,7 @@ func (s *Server) pageData(c echo.Context, extra map[string]any) map[string]any {
 	if q := c.QueryParam("lang"); q == "en" || q == "zh" {
 		c.SetCookie(&http.Cookie{Name: "lang", Value: q, Path: "/", MaxAge: 365 * 24 * 3600, SameSite: http.SameSiteLaxMode, Secure: s.secure(c)})
 	}
-	d := map[string]any{"Lang": lg, "User": currentUser(c), "Path": c.Request().URL.Path}
+	d := map[string]any{"Lang": lg, "User": currentUser(c), "Path": c.Request().URL.Path, "AllowSignup": s.cfg.AllowSignup}
 	if ws := currentWebSession(c); ws != nil {
 		d["CSRF"] = ws.CSRFToken
 	}
@@ -96,11 +96,15 @@ func (s *Server) pageHome(c echo.Context) error {
 }
 
 func (s *Server) pageLogin(c echo.Context) error {
-	return s.pages.render(c, http.StatusOK, "login", s.pageData(c, map[string]any{"Next": safeNext(c.QueryParam("next"))}))
+	return s.pages.render(c, http.StatusOK, "login", s.pageData(c, map[string]any{"Next": safeNext(c.QueryParam("next")), "FormCSRF": s.formCSRF(c)}))
 }
 
 func (s *Server) pageSignup(c echo.Context) error {
-	return s.pages.render(c, http.StatusOK, "signup", s.pageData(c, map[string]any{"Next": safeNext(c.QueryParam("next")), "AllowSignup": s.cfg.AllowSignup}))
+	status := http.StatusOK
+	if !s.cfg.AllowSignup {
+		status = http.StatusForbidden
+	}
+	return s.pages.render(c, status, "signup", s.pageData(c, map[string]any{"Next": safeNext(c.QueryParam("next")), "AllowSignup": s.cfg.AllowSignup, "FormCSRF": s.formCSRF(c)}))
 }
 
 // safeNext keeps redirects on this site: a path that starts with one
@@ -128,6 +132,9 @@ func formMessage(err error) string {
 }
 
 func (s *Server) formLogin(c echo.Context) error {
+	if err := checkPreSessionCSRF(c); err != nil {
+		return err
+	}
 	next := safeNext(c.FormValue("next"))
 	_, _, err := s.login(c, c.FormValue("email"), c.FormValue("password"))
 	if err != nil {
@@ -135,12 +142,18 @@ func (s *Server) formLogin(c echo.Context) error {
 		if !errors.Is(err, errBadLogin) && !errors.As(err, &ae) {
 			return err
 		}
-		return s.pages.render(c, http.StatusUnauthorized, "login", s.pageData(c, map[string]any{"Error": formMessage(err), "Email": c.FormValue("email"), "Next": next}))
+		return s.pages.render(c, http.StatusUnauthorized, "login", s.pageData(c, map[string]any{"Error": formMessage(err), "Email": c.FormValue("email"), "Next": next, "FormCSRF": s.formCSRF(c)}))
 	}
 	return c.Redirect(http.StatusSeeOther, next)
 }
 
 func (s *Server) formSignup(c echo.Context) error {
+	if err := checkPreSessionCSRF(c); err != nil {
+		return err
+	}
+	if !s.cfg.AllowSignup {
+		return s.pageSignup(c)
+	}
 	next := safeNext(c.FormValue("next"))
 	_, _, err := s.signup(c, c.FormValue("email"), c.FormValue("name"), c.FormValue("password"))
 	if err != nil {
@@ -148,7 +161,7 @@ func (s *Server) formSignup(c echo.Context) error {
 		if !errors.As(err, &ae) {
 			return err
 		}
-		return s.pages.render(c, ae.Status, "signup", s.pageData(c, map[string]any{"Error": ae.Message, "Email": c.FormValue("email"), "Name": c.FormValue("name"), "Next": next, "AllowSignup": s.cfg.AllowSignup}))
+		return s.pages.render(c, ae.Status, "signup", s.pageData(c, map[string]any{"Error": ae.Message, "Email": c.FormValue("email"), "Name": c.FormValue("name"), "Next": next, "AllowSignup": s.cfg.AllowSignup, "FormCSRF": s.formCSRF(c)}))
 	}
 	return c.Redirect(http.StatusSeeOther, next)
 }

@@ -37,6 +37,7 @@ type Server struct {
 	limiter *loginLimiter
 	terms   *terminals
 	proxies []*net.IPNet // PODPATH_TRUSTED_PROXIES
+	streams *streamCounter
 
 	dummyHash []byte
 	ready     bool
@@ -67,7 +68,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s := &Server{
 		cfg: cfg, store: d.Store, labs: d.Labs, log: d.Log,
 		metrics: newMetrics(), md: newMarkdown(), limiter: newLoginLimiter(),
-		dummyHash: dummy, proxies: proxies,
+		dummyHash: dummy, proxies: proxies, streams: newStreamCounter(cfg.MaxEventStreams),
 	}
 	pg, err := newPages()
 	if err != nil {
@@ -94,16 +95,18 @@ func (s *Server) routes() *echo.Echo {
 	e.IPExtractor = s.ipExtractor()
 	e.Use(middleware.Recover())
 	e.Use(s.requestLog)
+	e.Use(s.bodyDeadline)
 	e.Use(middleware.BodyLimit("1M"))
 	e.Use(middleware.SecureWithConfig(middleware.SecureConfig{
-		XSSProtection: "0", ContentTypeNosniff: "nosniff", XFrameOptions: "SAMEORIGIN",
-		ReferrerPolicy: "same-origin",
+		XSSProtection: "0", ContentTypeNosniff: "nosniff", XFrameOptions: "DENY",
+		ReferrerPolicy: "same-origin", ContentSecurityPolicy: contentSecurityPolicy,
 	}))
 	e.Use(s.authenticate)
+	e.Use(checkFormText)
 
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
 	e.GET("/readyz", s.readyz)
-	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{})))
+	e.GET("/metrics", echo.WrapHandler(s.metricsHandler()), s.requireAdmin)
 	e.GET("/static/*", staticHandler())
 
 	// Pages.
@@ -113,9 +116,11 @@ func (s *Server) routes() *echo.Echo {
 	e.GET("/login", s.pageLogin)
 	e.POST("/login", s.formLogin)
 	e.POST("/logout", s.formLogout)
-	e.POST("/labs/:lab/start", s.formStart, s.requireUserPage)
-	e.GET("/sessions/:id", s.pageSession, s.requireUserPage)
-	e.POST("/sessions/:id/end", s.formEnd, s.requireUserPage)
+	// Routes that may wait on a cluster (waking, deleting, checking) get
+	// clusterWork's longer write deadline.
+	e.POST("/labs/:lab/start", s.formStart, s.requireUserPage, clusterWork)
+	e.GET("/sessions/:id", s.pageSession, s.requireUserPage, clusterWork)
+	e.POST("/sessions/:id/end", s.formEnd, s.requireUserPage, clusterWork)
 
 	// The JSON API; see docs/API.md.
 	api := e.Group("/api")
@@ -126,17 +131,17 @@ func (s *Server) routes() *echo.Echo {
 	api.GET("/labs/:lab", s.apiLab)
 	auth := api.Group("", s.requireUserAPI)
 	auth.GET("/me", s.apiMe)
-	auth.POST("/labs/:lab/sessions", s.apiStart)
+	auth.POST("/labs/:lab/sessions", s.apiStart, clusterWork)
 	auth.GET("/sessions", s.apiSessions)
 	auth.GET("/sessions/:id", s.apiSession)
 	auth.GET("/sessions/:id/events", s.apiEvents)
 	auth.GET("/sessions/:id/steps/:step", s.apiStep)
-	auth.POST("/sessions/:id/steps/:step/check", s.apiCheck)
-	auth.POST("/sessions/:id/steps/:step/solve", s.apiSolve)
-	auth.POST("/sessions/:id/extend", s.apiExtend)
-	auth.POST("/sessions/:id/retry", s.apiRetry)
-	auth.DELETE("/sessions/:id", s.apiEnd)
-	auth.GET("/sessions/:id/terminal/:node", s.apiTerminal)
+	auth.POST("/sessions/:id/steps/:step/check", s.apiCheck, clusterWork)
+	auth.POST("/sessions/:id/steps/:step/solve", s.apiSolve, clusterWork)
+	auth.POST("/sessions/:id/extend", s.apiExtend, clusterWork)
+	auth.POST("/sessions/:id/retry", s.apiRetry, clusterWork)
+	auth.DELETE("/sessions/:id", s.apiEnd, clusterWork)
+	auth.GET("/sessions/:id/terminal/:node", s.apiTerminal, clusterWork)
 	auth.GET("/admin/pool", s.apiAdminPool, s.requireAdmin)
 	api.Any("/*", func(c echo.Context) error {
 		return apiError(http.StatusNotFound, fmt.Sprintf("no API endpoint %s %s; see docs/API.md", c.Request().Method, c.Request().URL.Path))
@@ -165,6 +170,32 @@ func (s *Server) ipExtractor() echo.IPExtractor {
 	}
 }
 
+// contentSecurityPolicy lets pages run only the scripts this server serves
+// (no inline script, no eval), talk only to this origin, and be framed by no
+// one. Styles may be inline: xterm.js writes its own <style> elements.
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
+	"img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+func (s *Server) metricsHandler() http.Handler {
+	return promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{})
+}
+
+// requireAdmin lets admins only through: /metrics on the main address
+// (Prometheus can send an admin's bearer token, or scrape
+// PODPATH_METRICS_LISTEN instead).
+func (s *Server) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		u := currentUser(c)
+		if u == nil {
+			return apiError(http.StatusUnauthorized, "sign in as an admin (or send an admin's Authorization: Bearer token); PODPATH_METRICS_LISTEN serves /metrics on a private address instead")
+		}
+		if u.Role != store.RoleAdmin {
+			return apiError(http.StatusForbidden, "only admins may read this")
+		}
+		return next(c)
+	}
+}
+
 // Handler is the server's HTTP handler (for tests).
 func (s *Server) Handler() http.Handler { return s.echo }
 
@@ -175,7 +206,23 @@ func (s *Server) Handler() http.Handler { return s.echo }
 // in flight finish, and clusters being created are cancelled (they start
 // over at the next start).
 func (s *Server) Run(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: s.echo, ReadHeaderTimeout: 10 * time.Second}
+	var metricsSrv *http.Server
+	if s.cfg.MetricsListen != "" {
+		mln, err := net.Listen("tcp", s.cfg.MetricsListen)
+		if err != nil {
+			return fmt.Errorf("listen on %s for metrics: %w (PODPATH_METRICS_LISTEN)", s.cfg.MetricsListen, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", s.metricsHandler())
+		metricsSrv = s.newHTTPServer(mux)
+		go func() {
+			if err := metricsSrv.Serve(mln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.log.Error("metrics listener", "err", err)
+			}
+		}()
+		s.log.Info("serving /metrics", "listen", mln.Addr().String())
+	}
+	srv := s.newHTTPServer(s.echo)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	opened := make(chan error, 1)
@@ -200,6 +247,9 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	s.terms.closeAll()
 	shutCtx, done := context.WithTimeout(context.Background(), 20*time.Second)
 	defer done()
+	if metricsSrv != nil {
+		_ = metricsSrv.Shutdown(shutCtx)
+	}
 	serr := srv.Shutdown(shutCtx)
 	if err == nil && !errors.Is(serr, http.ErrServerClosed) {
 		err = serr
@@ -239,13 +289,15 @@ func (s *Server) readyz(c echo.Context) error {
 	s.readyMu.Lock()
 	ready := s.ready
 	s.readyMu.Unlock()
+	// Why it is not ready goes to the log, not to whoever asks.
 	if !ready {
-		return c.String(http.StatusServiceUnavailable, "starting or stopping\n")
+		return c.String(http.StatusServiceUnavailable, "not ready\n")
 	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
 	defer cancel()
 	if err := s.store.Ping(ctx); err != nil {
-		return c.String(http.StatusServiceUnavailable, "database: "+err.Error()+"\n")
+		s.log.Warn("not ready: the database does not answer", "err", err)
+		return c.String(http.StatusServiceUnavailable, "not ready\n")
 	}
 	return c.String(http.StatusOK, "ready\n")
 }

@@ -130,11 +130,32 @@ func (t *terminals) closeAll() {
 	}
 }
 
+// termSize reads ?cols= or ?rows=: absent is def, else 1..terminal.MaxSize.
+func termSize(c echo.Context, name string, def uint16) (uint16, error) {
+	v := c.QueryParam(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > terminal.MaxSize {
+		return 0, apiError(http.StatusBadRequest, fmt.Sprintf("%s=%.20q: cols and rows must be whole numbers from 1 to %d", name, v, terminal.MaxSize))
+	}
+	return uint16(n), nil
+}
+
 // apiTerminal upgrades to the terminal websocket of a node. Only the
 // session's owner gets here (requireUserAPI, then ownSession), from a page
 // of this server (the Origin check).
 func (s *Server) apiTerminal(c echo.Context) error {
 	sess, err := s.activeSession(c)
+	if err != nil {
+		return err
+	}
+	cols, err := termSize(c, "cols", 80)
+	if err != nil {
+		return err
+	}
+	rows, err := termSize(c, "rows", 24)
 	if err != nil {
 		return err
 	}
@@ -158,9 +179,7 @@ func (s *Server) apiTerminal(c echo.Context) error {
 		return apiError(http.StatusConflict, fmt.Sprintf("the cluster is %s, not ready; open the terminal when it is", sb.State))
 	}
 	node := c.Param("node")
-	cols, _ := strconv.Atoi(c.QueryParam("cols"))
-	rows, _ := strconv.Atoi(c.QueryParam("rows"))
-	sh, err := s.terms.shell(ctx, sess, sb.Name, node, uint16(cols), uint16(rows))
+	sh, err := s.terms.shell(ctx, sess, sb.Name, node, cols, rows)
 	if err != nil {
 		return apiError(http.StatusNotFound, err.Error())
 	}

@@ -204,3 +204,32 @@ func TestLabSessionsAttemptsAndProgress(t *testing.T) {
 		t.Errorf("new session after ending the first: %v", err)
 	}
 }
+
+// The quickstart makes the first admin on every run; only the first run
+// makes one.
+func TestCreateFirstAdmin(t *testing.T) {
+	st, _ := open(t)
+	ctx := context.Background()
+	if _, err := st.CreateUser(ctx, "learner@example.com", "L", "x", store.RoleLearner); err != nil {
+		t.Fatal(err)
+	}
+	u, created, err := st.CreateFirstAdmin(ctx, "admin@example.com", "Admin", "hash")
+	if err != nil || !created || u.Role != store.RoleAdmin || u.Email != "admin@example.com" {
+		t.Fatalf("first admin: %+v %v %v", u, created, err)
+	}
+	again, created, err := st.CreateFirstAdmin(ctx, "other@example.com", "Other", "hash")
+	if err != nil || created || again.ID != u.ID {
+		t.Errorf("second call: %+v %v %v; want the first admin, nothing created", again, created, err)
+	}
+	if n, _ := st.CountUsers(ctx); n != 2 {
+		t.Errorf("%d users, want 2", n)
+	}
+	// An email taken by a learner, with no admin yet, is refused as such.
+	st2, _ := open(t)
+	if _, err := st2.CreateUser(ctx, "taken@example.com", "T", "x", store.RoleLearner); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := st2.CreateFirstAdmin(ctx, "taken@example.com", "T", "x"); !errors.Is(err, store.ErrEmailTaken) {
+		t.Errorf("admin with a learner's email: %v", err)
+	}
+}

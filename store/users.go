@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Roles a user can have.
@@ -46,6 +48,31 @@ func (s *Store) CreateUser(ctx context.Context, email, name, passwordHash, role 
 		return nil, ErrEmailTaken
 	}
 	return u, err
+}
+
+// CreateFirstAdmin adds an admin account unless the database has an admin
+// already; then it creates nothing and returns the oldest admin with
+// created false. Concurrent calls make one admin at most.
+func (s *Store) CreateFirstAdmin(ctx context.Context, email, name, passwordHash string) (u *User, created bool, err error) {
+	err = s.tx(ctx, func(tx pgx.Tx) error {
+		// One first admin at a time: the check and the insert are one step.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('podpath first admin'))`); err != nil {
+			return err
+		}
+		u, err = scanUser(tx.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE role = 'admin' ORDER BY id LIMIT 1`))
+		if err == nil || !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		u, err = scanUser(tx.QueryRow(ctx,
+			`INSERT INTO users (email, name, password_hash, role) VALUES ($1, $2, $3, 'admin') RETURNING `+userColumns,
+			email, name, passwordHash))
+		created = err == nil
+		return err
+	})
+	if isUniqueViolation(err, "users_email_key") {
+		return nil, false, ErrEmailTaken
+	}
+	return u, created, err
 }
 
 // UserByEmail finds an account by email, ignoring case.

@@ -6,6 +6,7 @@ package terminal
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -177,10 +178,13 @@ func (s *Shell) Write(p []byte) (int, error) {
 	return s.pty.Write(p)
 }
 
+// MaxSize is the most columns or rows a terminal may have.
+const MaxSize = 1000
+
 // Resize changes the pty's size; the shell gets SIGWINCH.
 func (s *Shell) Resize(cols, rows uint16) error {
-	if cols == 0 || rows == 0 || cols > 1000 || rows > 500 {
-		return errors.New("terminal size out of range")
+	if cols == 0 || rows == 0 || cols > MaxSize || rows > MaxSize {
+		return fmt.Errorf("cols and rows must be from 1 to %d", MaxSize)
 	}
 	return pty.Setsize(s.pty, &pty.Winsize{Cols: cols, Rows: rows})
 }
