@@ -7,13 +7,16 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
 
 	"github.com/podpath/podpath/grader"
+	"github.com/podpath/podpath/internal/dockercli"
 	"github.com/podpath/podpath/labs"
 	"github.com/podpath/podpath/sandbox"
 	"github.com/podpath/podpath/server/terminal"
@@ -62,17 +65,17 @@ func Server(ctx context.Context, o ServerOptions) error {
 
 	// Each websocket gets its own shell on node01, through the same bridge
 	// the server uses.
+	var seq atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cmd, err := target.AttachCommand(r.Context(), "node01")
+		// The learner's path: a terminal through the Engine API onto a
+		// tmux-kept shell, one tmux session per websocket (as each learner
+		// has their own).
+		tty, err := target.Terminal(r.Context(), "node01", sandbox.KeeperCommand(fmt.Sprintf("bench%d", seq.Add(1))), 200, 50)
 		if err != nil {
 			http.Error(w, err.Error(), 500)
 			return
 		}
-		sh, err := terminal.Start(cmd, 200, 50)
-		if err != nil {
-			http.Error(w, err.Error(), 500)
-			return
-		}
+		sh := terminal.New(tty)
 		defer sh.Close()
 		conn, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
 		if err != nil {
@@ -96,6 +99,10 @@ func Server(ctx context.Context, o ServerOptions) error {
 		return err
 	}
 	fmt.Fprintf(out, "terminal output throughput (cat of a %d MB file): %.1f MB/s\n", size/1e6, mbps)
+
+	if err := execFloors(ctx, out, m, o.Checks); err != nil {
+		return err
+	}
 
 	lab := &labs.Lab{ID: "bench", Cluster: labs.Cluster{Workers: 1}, Files: func(string) ([]byte, error) { return nil, io.EOF }}
 	g := grader.New(target, lab)
@@ -264,4 +271,54 @@ func readUntil(conn *websocket.Conn, marker string, timeout time.Duration, count
 			tail = tail[len(tail)-64:]
 		}
 	}
+}
+
+// execFloors times `true` in node01 three ways, the floor beside the
+// check figures: the docker CLI (what checks cost before), the Engine API
+// (what they cost now), and nsenter into the node's namespaces (no Docker at
+// all, what an exec channel into the node could approach).
+func execFloors(ctx context.Context, out io.Writer, m *sandbox.Manager, n int) error {
+	info, err := m.Get(ctx, benchCluster)
+	if err != nil {
+		return err
+	}
+	node, err := info.Node("node01")
+	if err != nil {
+		return err
+	}
+	pid, err := dockercli.Output(ctx, "inspect", "-f", "{{.State.Pid}}", node.Container)
+	if err != nil {
+		return err
+	}
+	ways := []struct {
+		name string
+		run  func() error
+	}{
+		{"docker exec CLI", func() error { return exec.CommandContext(ctx, dockercli.Binary, "exec", node.Container, "true").Run() }},
+		{"Engine API exec", func() error {
+			code, err := dockercli.Exec(ctx, node.Container, []string{"true"}, nil, nil, nil)
+			if err == nil && code != 0 {
+				err = fmt.Errorf("exit %d", code)
+			}
+			return err
+		}},
+		{"nsenter into the node", func() error {
+			return exec.CommandContext(ctx, "nsenter", "-t", pid, "-m", "-u", "-i", "-n", "-p", "true").Run()
+		}},
+	}
+	for _, w := range ways {
+		var ds []time.Duration
+		for i := 0; i < n+2; i++ {
+			start := time.Now()
+			if err := w.run(); err != nil {
+				return fmt.Errorf("%s: %w", w.name, err)
+			}
+			if i >= 2 {
+				ds = append(ds, time.Since(start))
+			}
+		}
+		fmt.Fprintf(out, "exec floor, %s (true in node01), %d runs: p50 %s, p95 %s\n", w.name, len(ds),
+			percentile(ds, 50).Round(100*time.Microsecond), percentile(ds, 95).Round(100*time.Microsecond))
+	}
+	return nil
 }

@@ -92,14 +92,11 @@ func (t *terminals) shell(ctx context.Context, sess *store.LabSession, sbName, n
 			return sh, nil
 		}
 	}
-	cmd, err := t.s.engine.Target(sbName).AttachCommand(ctx, node)
+	tty, err := t.s.engine.Target(sbName).Attach(ctx, node, cols, rows)
 	if err != nil {
 		return nil, err
 	}
-	sh, err := terminal.Start(cmd, cols, rows)
-	if err != nil {
-		return nil, fmt.Errorf("start a shell on %s: %w", node, err)
-	}
+	sh := terminal.New(tty)
 	slot.sh = sh
 	return sh, nil
 }

@@ -15,8 +15,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
-	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,7 +50,19 @@ type Sandboxes interface {
 // Target is one sandbox as the grader and the terminals use it.
 type Target interface {
 	grader.Target
-	AttachCommand(ctx context.Context, node string) (*exec.Cmd, error)
+	// Attach starts the learner's shell on a node, on a terminal of the
+	// given size.
+	Attach(ctx context.Context, node string, cols, rows uint16) (TTY, error)
+	// Close ends what the target keeps open (probe channels).
+	Close()
+}
+
+// TTY is a process on a terminal: its bytes both ways, its size, its end.
+type TTY interface {
+	io.ReadWriter
+	Resize(cols, rows uint16) error
+	Wait() (int, error)
+	Close() error
 }
 
 // Manager adapts a sandbox.Manager to Sandboxes.
@@ -58,7 +70,17 @@ func Manager(m *sandbox.Manager) Sandboxes { return managerSandboxes{m} }
 
 type managerSandboxes struct{ *sandbox.Manager }
 
-func (m managerSandboxes) Target(name string) Target { return m.Manager.Target(name) }
+func (m managerSandboxes) Target(name string) Target { return managerTarget{m.Manager.Target(name)} }
+
+type managerTarget struct{ *sandbox.Target }
+
+func (t managerTarget) Attach(ctx context.Context, node string, cols, rows uint16) (TTY, error) {
+	tty, err := t.Target.Attach(ctx, node, cols, rows)
+	if err != nil {
+		return nil, err
+	}
+	return tty, nil
+}
 
 // StageLabSetup is the provisioning stage that runs the lab's setup actions;
 // StageClaim the one that wakes a warm-pool cluster.
@@ -471,6 +493,7 @@ func (e *Engine) deleteCluster(ctx context.Context, l *life) {
 	l.mu.Lock()
 	l.ticket.release()
 	l.ticket = nil
+	l.closeTargetLocked()
 	l.mu.Unlock()
 	e.writes.state(ctx, l.sandbox, store.SandboxDeleted, nil)
 }

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
+	"strings"
 	"sync"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/errdefs"
 	"github.com/docker/docker/pkg/stdcopy"
@@ -185,4 +188,96 @@ func each(ctx context.Context, ids []string, fn func(*client.Client, string) err
 	}
 	g.Wait()
 	return errors.Join(errs...)
+}
+
+// Container is what the learner's path needs to know of a container.
+type Container struct {
+	ID     string
+	Name   string
+	State  string // running, paused, exited, ...
+	Labels map[string]string
+	IPs    []string // one per network
+}
+
+// Containers lists the containers (running or not) that carry label=value.
+func Containers(ctx context.Context, label, value string) ([]Container, error) {
+	c, err := Engine()
+	if err != nil {
+		return nil, err
+	}
+	list, err := c.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", label+"="+value))})
+	if err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	out := make([]Container, 0, len(list))
+	for _, ct := range list {
+		name := ""
+		if len(ct.Names) > 0 {
+			name = strings.TrimPrefix(ct.Names[0], "/")
+		}
+		co := Container{ID: ct.ID, Name: name, State: ct.State, Labels: ct.Labels}
+		if ct.NetworkSettings != nil {
+			nets := make([]string, 0, len(ct.NetworkSettings.Networks))
+			for n := range ct.NetworkSettings.Networks {
+				nets = append(nets, n)
+			}
+			sort.Strings(nets)
+			for _, n := range nets {
+				if ip := ct.NetworkSettings.Networks[n].IPAddress; ip != "" {
+					co.IPs = append(co.IPs, ip)
+				}
+			}
+		}
+		out = append(out, co)
+	}
+	return out, nil
+}
+
+// Pipe is a long-lived process in a container with its stdin and stdout
+// (no terminal): what is written goes to its stdin, what it prints on
+// stdout is read. Its stderr is dropped.
+type Pipe struct {
+	resp io.Closer
+	w    io.Writer
+	r    *io.PipeReader
+	once sync.Once
+}
+
+// ExecPipe starts cmd in a container with stdin and stdout attached.
+func ExecPipe(ctx context.Context, containerID string, cmd []string) (*Pipe, error) {
+	c, err := Engine()
+	if err != nil {
+		return nil, err
+	}
+	created, err := c.ContainerExecCreate(ctx, containerID, container.ExecOptions{
+		Cmd: cmd, AttachStdin: true, AttachStdout: true, AttachStderr: true,
+	})
+	if err != nil {
+		return nil, engineError("exec in "+containerID, err)
+	}
+	resp, err := c.ContainerExecAttach(ctx, created.ID, container.ExecAttachOptions{})
+	if err != nil {
+		return nil, engineError("exec in "+containerID, err)
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := stdcopy.StdCopy(pw, io.Discard, resp.Reader)
+		if err == nil {
+			err = io.EOF
+		}
+		pw.CloseWithError(err)
+	}()
+	return &Pipe{resp: resp.Conn, w: resp.Conn, r: pr}, nil
+}
+
+func (p *Pipe) Read(b []byte) (int, error)  { return p.r.Read(b) }
+func (p *Pipe) Write(b []byte) (int, error) { return p.w.Write(b) }
+
+// Close ends the connection; the process reads EOF on its stdin.
+func (p *Pipe) Close() error {
+	p.once.Do(func() {
+		_ = p.resp.Close()
+		_ = p.r.Close()
+	})
+	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/podpath/podpath/sandbox"
+	"github.com/podpath/podpath/server/terminal"
 	"github.com/podpath/podpath/session"
 )
 
@@ -271,6 +272,10 @@ func (target) RESTConfig(ctx context.Context) (*rest.Config, error) {
 	return nil, errors.New("the fake sandbox has no API server")
 }
 
-func (target) AttachCommand(ctx context.Context, node string) (*exec.Cmd, error) {
-	return exec.Command("/bin/sh"), nil
+// Close has nothing to end.
+func (target) Close() {}
+
+// Attach runs /bin/sh on this machine under a pty.
+func (target) Attach(ctx context.Context, node string, cols, rows uint16) (session.TTY, error) {
+	return terminal.StartProcess(exec.Command("/bin/sh"), cols, rows)
 }

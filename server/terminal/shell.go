@@ -23,8 +23,7 @@ const ReplaySize = 64 * 1024
 // Shell is a process under a pty with a buffer of its recent output and at
 // most one attached client.
 type Shell struct {
-	cmd *exec.Cmd
-	pty *os.File
+	proc Process
 
 	mu       sync.Mutex
 	ring     []byte // the last ReplaySize bytes of output
@@ -33,7 +32,20 @@ type Shell struct {
 	done     chan struct{}
 	exitCode int
 	exitErr  error
-	stderr   tailBuffer
+}
+
+// Process is what a Shell runs: a terminal's bytes both ways, its size, and
+// its end. A local command under a pty is one (Start); a process on a
+// terminal the Docker engine made, reached through the Engine API, is
+// another (dockercli.TTY).
+type Process interface {
+	io.ReadWriter
+	// Resize sets the terminal's size; the process gets SIGWINCH.
+	Resize(cols, rows uint16) error
+	// Wait returns the exit code once Read has returned an error.
+	Wait() (int, error)
+	// Close ends the process, or the connection to it.
+	Close() error
 }
 
 // tailBuffer keeps the last few lines written to it.
@@ -58,34 +70,91 @@ func (t *tailBuffer) String() string {
 	return strings.TrimSpace(string(t.buf))
 }
 
-// Stderr is what the command itself (not the shell) last complained about.
-func (s *Shell) Stderr() string { return s.stderr.String() }
+// Stderr is what the command itself (not the shell) last complained
+// about, where the process keeps that apart.
+func (s *Shell) Stderr() string {
+	if e, ok := s.proc.(interface{ Stderr() string }); ok {
+		return e.Stderr()
+	}
+	return ""
+}
+
+// ptyProcess is a local command under a pty.
+type ptyProcess struct {
+	cmd    *exec.Cmd
+	pty    *os.File
+	stderr tailBuffer
+}
+
+func (p *ptyProcess) Read(b []byte) (int, error)  { return p.pty.Read(b) }
+func (p *ptyProcess) Write(b []byte) (int, error) { return p.pty.Write(b) }
+func (p *ptyProcess) Stderr() string              { return p.stderr.String() }
+
+func (p *ptyProcess) Resize(cols, rows uint16) error {
+	return pty.Setsize(p.pty, &pty.Winsize{Cols: cols, Rows: rows})
+}
+
+func (p *ptyProcess) Wait() (int, error) {
+	err := p.cmd.Wait()
+	p.pty.Close()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), err
+	}
+	if err != nil {
+		return -1, err
+	}
+	return 0, nil
+}
+
+func (p *ptyProcess) Close() error {
+	if p.cmd.Process != nil {
+		_ = p.cmd.Process.Signal(syscall.SIGHUP)
+		_ = p.cmd.Process.Kill()
+	}
+	return nil
+}
 
 // Start runs cmd under a new pty of the given size. The command's own
 // stderr (not the shell's, which goes through the pty) is kept apart: the
 // docker CLI prints its complaints there ("failed to resize tty"), and they
 // belong in the exit reason, not on the learner's screen.
 func Start(cmd *exec.Cmd, cols, rows uint16) (*Shell, error) {
+	p, err := StartProcess(cmd, cols, rows)
+	if err != nil {
+		return nil, err
+	}
+	return New(p), nil
+}
+
+// StartProcess runs cmd under a new pty of the given size, as a Process.
+func StartProcess(cmd *exec.Cmd, cols, rows uint16) (Process, error) {
 	if cols == 0 || rows == 0 {
 		cols, rows = 80, 24
 	}
-	s := &Shell{cmd: cmd, done: make(chan struct{})}
+	p := &ptyProcess{cmd: cmd}
 	if cmd.Stderr == nil {
-		cmd.Stderr = &s.stderr
+		cmd.Stderr = &p.stderr
 	}
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: cols, Rows: rows})
 	if err != nil {
 		return nil, err
 	}
-	s.pty = f
+	p.pty = f
+	return p, nil
+}
+
+// New makes a Shell of a running process.
+func New(p Process) *Shell {
+	s := &Shell{proc: p, done: make(chan struct{})}
 	go s.readLoop()
-	return s, nil
+	return s
 }
 
 func (s *Shell) readLoop() {
 	buf := make([]byte, 32*1024)
 	for {
-		n, err := s.pty.Read(buf)
+		n, err := s.proc.Read(buf)
 		if n > 0 {
 			chunk := make([]byte, n)
 			copy(chunk, buf[:n])
@@ -109,18 +178,12 @@ func (s *Shell) readLoop() {
 			break
 		}
 	}
-	err := s.cmd.Wait()
+	code, err := s.proc.Wait()
 	s.mu.Lock()
 	s.exitErr = err
-	s.exitCode = 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		s.exitCode = ee.ExitCode()
-	} else if err != nil {
-		s.exitCode = -1
-	}
+	s.exitCode = code
 	s.mu.Unlock()
-	s.pty.Close()
+	s.proc.Close()
 	// Done closes before the client's output does, so the client can tell
 	// an exit from being dropped.
 	close(s.done)
@@ -175,7 +238,7 @@ func (s *Shell) Write(p []byte) (int, error) {
 		return 0, io.ErrClosedPipe
 	default:
 	}
-	return s.pty.Write(p)
+	return s.proc.Write(p)
 }
 
 // MaxSize is the most columns or rows a terminal may have.
@@ -186,7 +249,7 @@ func (s *Shell) Resize(cols, rows uint16) error {
 	if cols == 0 || rows == 0 || cols > MaxSize || rows > MaxSize {
 		return fmt.Errorf("cols and rows must be from 1 to %d", MaxSize)
 	}
-	return pty.Setsize(s.pty, &pty.Winsize{Cols: cols, Rows: rows})
+	return s.proc.Resize(cols, rows)
 }
 
 // Done is closed when the shell has exited.
@@ -206,8 +269,5 @@ func (s *Shell) Close() {
 		return
 	default:
 	}
-	if s.cmd.Process != nil {
-		_ = s.cmd.Process.Signal(syscall.SIGHUP)
-		_ = s.cmd.Process.Kill()
-	}
+	_ = s.proc.Close()
 }
