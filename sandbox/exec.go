@@ -26,27 +26,20 @@ func (m *Manager) Exec(ctx context.Context, name, node string, cmd []string, std
 	return execIn(ctx, name, n, cmd, stdin, stdout, stderr)
 }
 
+// execIn runs cmd in a node through the Docker Engine API (an exec is two
+// requests on the engine's socket, not a forked docker CLI).
 func execIn(ctx context.Context, name string, n Node, cmd []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	if len(cmd) == 0 {
 		return -1, errors.New("no command to run")
 	}
-	args := []string{"exec"}
-	if stdin != nil {
-		args = append(args, "-i")
-	}
-	args = append(args, n.Container)
-	args = append(args, cmd...)
-	c := exec.CommandContext(ctx, dockercli.Binary, args...)
-	c.Stdin, c.Stdout, c.Stderr = stdin, stdout, stderr
-	err := c.Run()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ee.ExitCode(), nil
-	}
+	code, err := dockercli.Exec(ctx, n.Container, cmd, stdin, stdout, stderr)
 	if err != nil {
+		if ctx.Err() != nil {
+			return -1, fmt.Errorf("exec in %s/%s: %w", name, n.Alias, ctx.Err())
+		}
 		return -1, fmt.Errorf("exec in %s/%s: %w", name, n.Alias, err)
 	}
-	return 0, nil
+	return code, nil
 }
 
 // AttachCommand returns the command that runs an interactive login shell in
@@ -63,18 +56,40 @@ func (m *Manager) AttachCommand(ctx context.Context, name, node string) (*exec.C
 // learner shell lives in.
 const KeeperSession = "main"
 
-// attachScript attaches to the node's learner shell in tmux, creating it the
-// first time, so the shell and what runs in it outlive the server's attach
-// (a server restart, a killed server). A node image without tmux (an
-// official kindest/node) gets a plain login shell.
-const attachScript = `if command -v tmux >/dev/null 2>&1 && [ -f /etc/podpath/tmux.conf ]; then
-  exec tmux -L podpath -f /etc/podpath/tmux.conf new-session -A -s ` + KeeperSession + ` -c /root "bash -l"
+// KeeperCommand attaches to the tmux session named session holding a login
+// shell, creating it the first time, so the shell and what runs in it
+// outlive the attach (a server restart, a killed server). A node image
+// without tmux (an official kindest/node) gets a plain login shell.
+func KeeperCommand(session string) []string {
+	return []string{"sh", "-c", `if command -v tmux >/dev/null 2>&1 && [ -f /etc/podpath/tmux.conf ]; then
+  exec tmux -L podpath -f /etc/podpath/tmux.conf new-session -A -s ` + session + ` -c /root "bash -l"
 fi
-exec bash -l`
+exec bash -l`}
+}
 
 func attachCommand(n Node) *exec.Cmd {
-	return exec.Command(dockercli.Binary, "exec", "-it", "-e", "TERM=xterm-256color", "-w", "/root",
-		n.Container, "sh", "-c", attachScript)
+	return exec.Command(dockercli.Binary, append([]string{"exec", "-it", "-e", "TERM=xterm-256color", "-w", "/root",
+		n.Container}, KeeperCommand(KeeperSession)...)...)
+}
+
+// Attach starts the learner's shell on a node (in its keeper; see
+// KeeperCommand) on a terminal the Docker engine makes, reached through the
+// Engine API: no docker CLI process and no local pty per terminal.
+func (t *Target) Attach(ctx context.Context, node string, cols, rows uint16) (*dockercli.TTY, error) {
+	return t.Terminal(ctx, node, KeeperCommand(KeeperSession), cols, rows)
+}
+
+// Terminal runs cmd on a node on a terminal the Docker engine makes.
+func (t *Target) Terminal(ctx context.Context, node string, cmd []string, cols, rows uint16) (*dockercli.TTY, error) {
+	n, err := t.node(ctx, node)
+	if err != nil {
+		return nil, err
+	}
+	tty, err := dockercli.ExecTTY(ctx, n.Container, cmd, []string{"TERM=xterm-256color"}, "/root", cols, rows)
+	if err != nil {
+		return nil, fmt.Errorf("open a terminal on %s: %w", node, err)
+	}
+	return tty, nil
 }
 
 // AttachCommand returns the command that runs a login shell in a node.
@@ -108,9 +123,10 @@ type Target struct {
 	m    *Manager
 	name string
 
-	mu    sync.Mutex
-	nodes map[string]Node
-	rest  *rest.Config
+	mu     sync.Mutex
+	nodes  map[string]Node
+	rest   *rest.Config
+	agents map[string]*agents // probe channels by node container
 }
 
 // Target returns the sandbox name as a Target.
@@ -139,11 +155,24 @@ func (t *Target) node(ctx context.Context, alias string) (Node, error) {
 	return info.Node(alias)
 }
 
-// Exec runs cmd in the node with the given alias; see Manager.Exec.
+// Exec runs cmd in the node with the given alias; see Manager.Exec. A bash
+// script with no stdin (every probe) goes through the node's probe channel
+// (agent.go); anything else, or when the channel cannot start, is an exec.
 func (t *Target) Exec(ctx context.Context, node string, cmd []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	n, err := t.node(ctx, node)
 	if err != nil {
 		return -1, err
+	}
+	if stdin == nil && len(cmd) == 3 && cmd[0] == "bash" && cmd[1] == "-c" {
+		code, sent, err := t.agentExec(ctx, n, cmd[2], stdout, stderr)
+		if sent {
+			if err != nil {
+				return -1, fmt.Errorf("exec in %s/%s: %w", t.name, n.Alias, err)
+			}
+			return code, nil
+		}
+		// No channel could start (the command did not run): an exec.
+		t.m.log.Debug("no probe channel; using an exec", "sandbox", t.name, "node", n.Alias, "err", err)
 	}
 	return execIn(ctx, t.name, n, cmd, stdin, stdout, stderr)
 }

@@ -125,7 +125,7 @@ func (m *Manager) Delete(ctx context.Context, name string) error {
 			}
 		}
 		if len(paused) > 0 {
-			if err := dockercli.Run(ctx, append([]string{"unpause"}, paused...)...); err != nil {
+			if err := dockercli.Unpause(ctx, paused...); err != nil {
 				return fmt.Errorf("wake hibernated sandbox %s before deleting it: %w", name, err)
 			}
 		}
@@ -188,27 +188,40 @@ func (m *Manager) eachContainer(ctx context.Context, name, verb, from string) er
 	if err != nil {
 		return err
 	}
-	args := []string{verb}
+	var ids []string
 	for _, n := range info.Nodes {
 		if n.State == from {
-			args = append(args, n.Container)
+			ids = append(ids, n.Container)
 		}
 	}
-	if len(args) == 1 {
+	if len(ids) == 0 {
 		return nil
 	}
-	return dockercli.Run(ctx, args...)
+	if verb == "pause" {
+		return dockercli.Pause(ctx, ids...)
+	}
+	return dockercli.Unpause(ctx, ids...)
 }
 
 // Kubeconfig returns an admin kubeconfig for the sandbox's API server as
 // published on this host.
+// It is kept per control-plane container: kind's provider reads it with
+// the docker CLI, and it does not change for the container's life.
 func (m *Manager) Kubeconfig(ctx context.Context, name string) (string, error) {
-	if _, err := m.Get(ctx, name); err != nil {
+	info, err := m.Get(ctx, name)
+	if err != nil {
 		return "", err
+	}
+	key := info.Nodes[0].id
+	if v, ok := m.kubeconfigs.Load(key); ok && key != "" {
+		return v.(string), nil
 	}
 	cfg, err := m.provider.KubeConfig(kindName(name), false)
 	if err != nil {
 		return "", fmt.Errorf("kubeconfig of sandbox %s: %w", name, err)
+	}
+	if key != "" {
+		m.kubeconfigs.Store(key, cfg)
 	}
 	return cfg, nil
 }

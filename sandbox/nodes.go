@@ -26,26 +26,35 @@ type Node struct {
 	IP        string `json:"ip"`
 	// State is Docker's: running, paused, exited, ...
 	State string `json:"state"`
+	// id is the container's Docker id: a node re-created under the same
+	// name has another.
+	id string
 }
 
-// nodes lists a sandbox's nodes with their aliases, control plane first.
+// The labels kind puts on its node containers.
+const (
+	kindClusterLabel = "io.x-k8s.kind.cluster"
+	kindRoleLabel    = "io.x-k8s.kind.role"
+)
+
+// nodes lists a sandbox's nodes with their aliases, control plane first,
+// with one Engine API call (it runs on every check and wake).
 func (m *Manager) nodes(ctx context.Context, name string) ([]Node, error) {
-	kn, err := m.provider.ListNodes(kindName(name))
+	list, err := dockercli.Containers(ctx, kindClusterLabel, kindName(name))
 	if err != nil {
 		return nil, fmt.Errorf("list nodes of %s: %w", name, err)
 	}
-	if len(kn) == 0 {
+	if len(list) == 0 {
 		return nil, fmt.Errorf("sandbox %q: %w", name, ErrNotFound)
 	}
 	var cp []Node
 	var workers []Node
-	for _, n := range kn {
-		role, err := n.Role()
-		if err != nil {
-			return nil, err
+	for _, c := range list {
+		node := Node{Container: c.Name, Role: c.Labels[kindRoleLabel], State: c.State, id: c.ID}
+		if len(c.IPs) > 0 {
+			node.IP = c.IPs[0]
 		}
-		node := Node{Container: n.String(), Role: role}
-		if role == "control-plane" {
+		if node.Role == "control-plane" {
 			cp = append(cp, node)
 		} else {
 			workers = append(workers, node)
@@ -60,11 +69,7 @@ func (m *Manager) nodes(ctx context.Context, name string) ([]Node, error) {
 	for i := range workers {
 		workers[i].Alias = WorkerAlias(i + 1)
 	}
-	all := append(cp, workers...)
-	if err := inspectNodes(ctx, all); err != nil {
-		return nil, err
-	}
-	return all, nil
+	return append(cp, workers...), nil
 }
 
 func workerIndex(container string) int {
@@ -78,35 +83,6 @@ func workerIndex(container string) int {
 	}
 	n, _ := strconv.Atoi(suffix)
 	return n
-}
-
-// inspectNodes fills in each node's IP and Docker state.
-func inspectNodes(ctx context.Context, nodes []Node) error {
-	args := []string{"inspect", "--format", "{{.Name}} {{.State.Status}} {{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}"}
-	for _, n := range nodes {
-		args = append(args, n.Container)
-	}
-	out, err := dockercli.Output(ctx, args...)
-	if err != nil {
-		return err
-	}
-	byName := map[string][]string{}
-	for _, line := range strings.Split(out, "\n") {
-		f := strings.Fields(line)
-		if len(f) >= 2 {
-			byName[strings.TrimPrefix(f[0], "/")] = f[1:]
-		}
-	}
-	for i := range nodes {
-		f := byName[nodes[i].Container]
-		if len(f) > 0 {
-			nodes[i].State = f[0]
-		}
-		if len(f) > 1 {
-			nodes[i].IP = f[1]
-		}
-	}
-	return nil
 }
 
 // tmuxConf makes tmux an invisible session keeper for the learner's shell:

@@ -60,6 +60,9 @@ type Manager struct {
 	envMu sync.Mutex
 	// netMu serialises picking a free subnet for a new network.
 	netMu sync.Mutex
+	// kubeconfigs caches each control-plane container's kubeconfig, by
+	// container id.
+	kubeconfigs sync.Map
 }
 
 // Option configures a Manager.

@@ -67,6 +67,7 @@ type life struct {
 	// checks wait for it (the terminal does not). Nil when nothing waits.
 	settled chan struct{}
 	gr      *grader.Grader
+	target  Target // the grader's, with its probe channels
 
 	// attemptMu lets one check or skip run at a time.
 	attemptMu sync.Mutex
@@ -99,7 +100,17 @@ func (e *Engine) grader(l *life) *grader.Grader {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.gr == nil {
-		l.gr = grader.New(e.sandboxes.Target(l.sandbox), l.lab)
+		l.target = e.sandboxes.Target(l.sandbox)
+		l.gr = grader.New(l.target, l.lab)
 	}
 	return l.gr
+}
+
+// closeTargetLocked ends the grader's probe channels; the next grader makes
+// new ones. Callers hold mu.
+func (l *life) closeTargetLocked() {
+	if l.target != nil {
+		l.target.Close()
+	}
+	l.target, l.gr = nil, nil
 }

@@ -17,7 +17,8 @@ func (e *Engine) provisionLocked(l *life, claimed bool) {
 	done := make(chan struct{})
 	l.setPhase(phaseProvisioning)
 	l.cancel, l.provDone = cancel, done
-	l.gr, l.settled = nil, nil
+	l.closeTargetLocked()
+	l.settled = nil
 	e.goBackground(func() {
 		defer close(done)
 		defer cancel()
