@@ -51,10 +51,11 @@ func (m *Manager) Get(ctx context.Context, name string) (*Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Info{Name: name, Nodes: nodes, State: stateOf(nodes)}, nil
+	return &Info{Name: name, Nodes: nodes, State: StateOf(nodes)}, nil
 }
 
-func stateOf(nodes []Node) string {
+// StateOf is a sandbox's state from its nodes' Docker states.
+func StateOf(nodes []Node) string {
 	running, paused := 0, 0
 	for _, n := range nodes {
 		switch n.State {

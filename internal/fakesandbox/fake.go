@@ -174,22 +174,7 @@ func (f *Fake) Get(ctx context.Context, name string) (*sandbox.Info, error) {
 	if !ok {
 		return nil, fmt.Errorf("sandbox %s: %w", name, sandbox.ErrNotFound)
 	}
-	st := sandbox.StateDegraded
-	running, paused := 0, 0
-	for _, n := range nodes {
-		switch n.State {
-		case "running":
-			running++
-		case "paused":
-			paused++
-		}
-	}
-	if running == len(nodes) {
-		st = sandbox.StateRunning
-	} else if paused == len(nodes) {
-		st = sandbox.StatePaused
-	}
-	return &sandbox.Info{Name: name, Nodes: append([]sandbox.Node(nil), nodes...), State: st}, nil
+	return &sandbox.Info{Name: name, Nodes: append([]sandbox.Node(nil), nodes...), State: sandbox.StateOf(nodes)}, nil
 }
 
 func (f *Fake) setAll(name, from, to string) error {
