@@ -126,7 +126,8 @@ func clickToPrompt(ctx context.Context, dbURL string, o PoolOptions, pooled bool
 	if len(problems) > 0 {
 		return nil, problems
 	}
-	srv, err := server.New(cfg, server.Deps{Store: st, Sandboxes: session.Manager(sandbox.NewManager()), Labs: all, Log: slog.New(slog.DiscardHandler)})
+	mgr := sandbox.NewManager()
+	srv, err := server.New(cfg, server.Deps{Store: st, Sandboxes: session.Manager(mgr), Labs: all, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +138,22 @@ func clickToPrompt(ctx context.Context, dbURL string, o PoolOptions, pooled bool
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(runCtx, ln) }()
-	defer func() { cancel(); <-done }()
+	defer func() {
+		cancel()
+		<-done
+		// The pool's clusters outlive a server by design; the bench's go
+		// with it.
+		inst, err := st.InstanceID(context.WithoutCancel(ctx))
+		if err != nil {
+			return
+		}
+		list, _ := mgr.List(context.WithoutCancel(ctx))
+		for _, sb := range list {
+			if strings.HasPrefix(sb.Name, "ls-"+inst+"-") {
+				_ = mgr.Delete(context.WithoutCancel(ctx), sb.Name)
+			}
+		}
+	}()
 	base := "http://" + ln.Addr().String()
 
 	hash, _ := server.HashPassword("bench password")
@@ -250,8 +266,12 @@ func (c *apiClient) prompt(ctx context.Context, session, node string) error {
 	h := http.Header{}
 	h.Set("Authorization", "Bearer "+c.token)
 	u := "ws" + strings.TrimPrefix(c.base, "http") + "/api/sessions/" + session + "/terminal/" + node + "?cols=120&rows=30"
-	conn, _, err := websocket.DefaultDialer.DialContext(ctx, u, h)
+	conn, res, err := websocket.DefaultDialer.DialContext(ctx, u, h)
 	if err != nil {
+		if res != nil {
+			b, _ := io.ReadAll(res.Body)
+			return fmt.Errorf("terminal: %w: %d %s", err, res.StatusCode, b)
+		}
 		return fmt.Errorf("terminal: %w", err)
 	}
 	defer conn.Close()
