@@ -30,6 +30,8 @@ type SandboxOptions struct {
 	Runs int
 	// Settle is how long a cluster idles before its memory is read.
 	Settle time.Duration
+	// NoPeer skips the kind CLI comparison.
+	NoPeer bool
 }
 
 // Sandbox measures node image builds and the life of 2-node clusters.
@@ -64,7 +66,14 @@ func Sandbox(ctx context.Context, o SandboxOptions) error {
 	}
 
 	m := sandbox.NewManager()
-	var creates, deletes []time.Duration
+	var kind string
+	if !o.NoPeer {
+		fmt.Fprintf(out, "building kind's CLI %s for the comparison (go install, once)...\n", nodeimage.KindVersion)
+		if kind, err = kindCLI(ctx); err != nil {
+			return err
+		}
+	}
+	var creates, deletes, peerCLI, peerReady []time.Duration
 	// stageDone[stage] holds, per run, the time from the start of Create
 	// to the end of that stage.
 	stageDone := map[string][]time.Duration{}
@@ -97,9 +106,25 @@ func Sandbox(ctx context.Context, o SandboxOptions) error {
 			return err
 		}
 		deletes = append(deletes, time.Since(t0))
+		if kind != "" {
+			peer := fmt.Sprintf("podpath-bench-peer-%d", i)
+			peerDelete(ctx, kind, peer)
+			cli, ready, err := peerCreate(ctx, kind, res.Image, peer)
+			peerDelete(ctx, kind, peer)
+			if err != nil {
+				return err
+			}
+			peerCLI, peerReady = append(peerCLI, cli), append(peerReady, ready)
+			fmt.Fprintf(out, "kind CLI create 2-node cluster #%d: returned after %s, every node and CoreDNS Ready after %s\n", i+1, cli.Round(100*time.Millisecond), ready.Round(100*time.Millisecond))
+		}
 	}
 	fmt.Fprintf(out, "\ncreate 2-node cluster until Ready: median %s (of %d: %s)\n", median(creates).Round(100*time.Millisecond), len(creates), list(creates))
 	fmt.Fprintf(out, "delete 2-node cluster: median %s (of %d: %s)\n", median(deletes).Round(100*time.Millisecond), len(deletes), list(deletes))
+	if len(peerReady) > 0 {
+		fmt.Fprintf(out, "kind CLI, same image, until every node and CoreDNS Ready: median %s (of %d: %s); the CLI itself returned after a median %s\n",
+			median(peerReady).Round(100*time.Millisecond), len(peerReady), list(peerReady), median(peerCLI).Round(100*time.Millisecond))
+		fmt.Fprintf(out, "ratio podpath / kind CLI (medians): %.2f %s\n", float64(median(creates))/float64(median(peerReady)), peerNote)
+	}
 	fmt.Fprintf(out, "\nwhere the time goes (median time from the start of create to the end of each stage):\n")
 	for _, st := range order {
 		fmt.Fprintf(out, "  %-40s %s\n", sandbox.StageTitles[st], median(stageDone[st]).Round(100*time.Millisecond))

@@ -23,6 +23,7 @@ func benchCmd() *cobra.Command {
 	sb.Flags().BoolVar(&so.Cold, "cold", false, "also build the node image from an empty podpath cache (many minutes)")
 	sb.Flags().IntVar(&so.Runs, "runs", 3, "clusters to create for the median")
 	sb.Flags().DurationVar(&so.Settle, "settle", 90*time.Second, "how long a cluster idles before its memory is read")
+	sb.Flags().BoolVar(&so.NoPeer, "no-peer", false, "skip the comparison with kind's own CLI (built with go install at go.mod's version)")
 
 	var vo bench.ServerOptions
 	srv := &cobra.Command{
