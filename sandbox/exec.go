@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"sync"
 
 	"k8s.io/client-go/rest"
@@ -42,16 +41,6 @@ func execIn(ctx context.Context, name string, n Node, cmd []string, stdin io.Rea
 	return code, nil
 }
 
-// AttachCommand returns the command that runs an interactive login shell in
-// a node; the caller runs it under a pty.
-func (m *Manager) AttachCommand(ctx context.Context, name, node string) (*exec.Cmd, error) {
-	n, err := m.node(ctx, name, node)
-	if err != nil {
-		return nil, err
-	}
-	return attachCommand(n), nil
-}
-
 // KeeperSession is the tmux session (on the socket -L podpath) each node's
 // learner shell lives in.
 const KeeperSession = "main"
@@ -65,11 +54,6 @@ func KeeperCommand(session string) []string {
   exec tmux -L podpath -f /etc/podpath/tmux.conf new-session -A -s ` + session + ` -c /root "bash -l"
 fi
 exec bash -l`}
-}
-
-func attachCommand(n Node) *exec.Cmd {
-	return exec.Command(dockercli.Binary, append([]string{"exec", "-it", "-e", "TERM=xterm-256color", "-w", "/root",
-		n.Container}, KeeperCommand(KeeperSession)...)...)
 }
 
 // Attach starts the learner's shell on a node (in its keeper; see
@@ -90,15 +74,6 @@ func (t *Target) Terminal(ctx context.Context, node string, cmd []string, cols, 
 		return nil, fmt.Errorf("open a terminal on %s: %w", node, err)
 	}
 	return tty, nil
-}
-
-// AttachCommand returns the command that runs a login shell in a node.
-func (t *Target) AttachCommand(ctx context.Context, node string) (*exec.Cmd, error) {
-	n, err := t.node(ctx, node)
-	if err != nil {
-		return nil, err
-	}
-	return attachCommand(n), nil
 }
 
 func (m *Manager) node(ctx context.Context, name, alias string) (Node, error) {

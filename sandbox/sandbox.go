@@ -1,7 +1,7 @@
 // Package sandbox runs learner clusters: one kind cluster per lab session,
 // each on a Docker network of its own, built on the kind Go library
 // (sigs.k8s.io/kind/pkg/cluster). Callers see a handful of verbs (Create,
-// Get, List, Exec, AttachCommand, Client, Delete, Reconcile, Hibernate,
+// Get, List, Exec, Attach, Client, Delete, Reconcile, Hibernate,
 // Resume) and node aliases (controlplane, node01, ...); kind and Docker stay
 // behind them.
 package sandbox

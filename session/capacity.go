@@ -278,11 +278,3 @@ func (c *capacity) usage() Usage {
 	}
 	return u
 }
-
-// holding reports whether name holds room (for tests and the reaper).
-func (c *capacity) holding(name string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, ok := c.holders[name]
-	return ok
-}

@@ -206,9 +206,6 @@ func (e *Engine) Open(ctx context.Context) error {
 	return nil
 }
 
-// Opened reports whether Open has succeeded.
-func (e *Engine) Opened() bool { return e.opened.Load() }
-
 func (e *Engine) ready() error {
 	if !e.opened.Load() {
 		return errorf(ErrUnavailable, "the server is still finding its clusters (is Docker running?); try again in a minute")
