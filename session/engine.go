@@ -159,7 +159,7 @@ func New(cfg Config, d Deps) *Engine {
 		metrics:  newMetrics(),
 	}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
-	e.writes = &writes{e: e, pending: map[string]stateWrite{}}
+	e.writes = &writes{e: e, latest: map[string]uint64{}, pending: map[string]stateWrite{}, deletes: map[string]*ticket{}}
 	e.pool = newPool(e, cfg.WarmPool)
 	return e
 }
@@ -384,9 +384,7 @@ func (e *Engine) wake(ctx context.Context, l *life) error {
 	}
 	if err := e.sandboxes.Resume(ctx, l.sandbox); err != nil {
 		if errors.Is(err, sandbox.ErrNotFound) {
-			e.failLocked(l, msgVanished)
-			l.ticket.release()
-			l.ticket = nil
+			e.failGoneLocked(l, msgVanished)
 		}
 		return fmt.Errorf("wake the cluster: %w", err)
 	}
@@ -488,8 +486,7 @@ func (e *Engine) deleteCluster(ctx context.Context, l *life) {
 		return
 	}
 	l.mu.Lock()
-	l.ticket.release()
-	l.ticket = nil
+	l.releaseRoomLocked()
 	l.closeTargetLocked()
 	l.mu.Unlock()
 	e.writes.state(ctx, l.sandbox, store.SandboxDeleted, nil)
@@ -519,8 +516,7 @@ func (e *Engine) Retry(ctx context.Context, sess *store.LabSession) error {
 	}
 	l.lab = lab
 	// The old cluster's room goes back now; provisioning asks for it anew.
-	l.ticket.release()
-	l.ticket = nil
+	l.releaseRoomLocked()
 	e.writes.state(ctx, l.sandbox, store.SandboxRequested, nil)
 	l.retry = true
 	e.provisionLocked(l, false)
@@ -537,4 +533,11 @@ func (e *Engine) failLocked(l *life, msg string) {
 	l.setPhase(phaseFailed)
 	e.writes.state(context.Background(), l.sandbox, store.SandboxFailed, &msg)
 	e.publish(l.id, EventState, map[string]any{"state": store.SandboxFailed, "error": msg})
+}
+
+// failGoneLocked fails a cluster that no longer runs (vanished, or its
+// nodes exited) and gives its room back. Callers hold l.mu.
+func (e *Engine) failGoneLocked(l *life, msg string) {
+	e.failLocked(l, msg)
+	l.releaseRoomLocked()
 }

@@ -106,6 +106,13 @@ func (e *Engine) grader(l *life) *grader.Grader {
 	return l.gr
 }
 
+// releaseRoomLocked gives the cluster's room on the host back (once; see
+// ticket). Callers hold mu.
+func (l *life) releaseRoomLocked() {
+	l.ticket.release()
+	l.ticket = nil
+}
+
 // closeTargetLocked ends the grader's probe channels; the next grader makes
 // new ones. Callers hold mu.
 func (l *life) closeTargetLocked() {

@@ -78,9 +78,7 @@ func (e *Engine) hibernate(ctx context.Context, l *life) {
 	if err := e.sandboxes.Hibernate(ctx, l.sandbox); err != nil {
 		e.log.Error("hibernate", "sandbox", l.sandbox, "err", err)
 		if errors.Is(err, sandbox.ErrNotFound) {
-			e.failLocked(l, msgVanished)
-			l.ticket.release()
-			l.ticket = nil
+			e.failGoneLocked(l, msgVanished)
 		}
 		return
 	}
@@ -142,9 +140,7 @@ func (e *Engine) checkHealth(ctx context.Context) {
 			return true // changed meanwhile
 		}
 		e.log.Warn("cluster is broken", "session", l.id, "sandbox", l.sandbox, "why", msg)
-		e.failLocked(l, msg)
-		l.ticket.release()
-		l.ticket = nil
+		e.failGoneLocked(l, msg)
 		return true
 	})
 }

@@ -117,9 +117,7 @@ func (e *Engine) recoverSession(ctx context.Context, sb *store.Sandbox) error {
 		}
 		if msg := deadNodes(info); msg != "" {
 			l.mu.Lock()
-			e.failLocked(l, msg)
-			l.ticket.release()
-			l.ticket = nil
+			e.failGoneLocked(l, msg)
 			l.mu.Unlock()
 			return nil
 		}

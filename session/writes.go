@@ -30,10 +30,6 @@ var writeBackoff = []time.Duration{0, 100 * time.Millisecond, 400 * time.Millise
 // state writes a sandbox's state, retrying as above.
 func (w *writes) state(ctx context.Context, name, state string, errMsg *string) {
 	w.mu.Lock()
-	if w.latest == nil {
-		w.latest = map[string]uint64{}
-		w.deletes = map[string]*ticket{}
-	}
 	w.seq++
 	sw := stateWrite{seq: w.seq, state: state, errMsg: errMsg}
 	w.latest[name] = sw.seq
@@ -73,9 +69,6 @@ func (w *writes) try(ctx context.Context, name string, sw stateWrite) error {
 func (w *writes) retryDelete(name string, t *ticket) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.deletes == nil {
-		w.deletes = map[string]*ticket{}
-	}
 	w.deletes[name] = t
 }
 
