@@ -12,9 +12,12 @@ import (
 	"time"
 
 	"github.com/podpath/podpath/internal/dockercli"
+	"github.com/podpath/podpath/sandbox/nodeimage"
 )
 
-// A probe channel is a long-lived exec in a node running agentScript: it
+// A probe channel is a long-lived exec in a node running podpath-agent
+// (sandbox/nodeimage/files/agent; agentScript, a bash loop, in node images
+// built before it): it
 // reads probe commands one after another from its stdin and answers each
 // with the exit code and both outputs. A check then costs a write and a read
 // on an open connection instead of an exec (two Engine API requests and a
@@ -148,7 +151,10 @@ func (as *agents) close() {
 }
 
 func startAgent(ctx context.Context, container string) (*agent, error) {
-	tty, err := dockercli.ExecPipe(ctx, container, []string{"bash", "-c", agentScript})
+	// podpath-agent where the node image has it (one fork per probe), the
+	// bash loop in older images
+	tty, err := dockercli.ExecPipe(ctx, container, []string{"sh", "-c",
+		`[ -x ` + nodeimage.AgentPath + ` ] && exec ` + nodeimage.AgentPath + ` ` + agentMaxOutputStr + `; exec bash -c "$0"`, agentScript})
 	if err != nil {
 		return nil, err
 	}

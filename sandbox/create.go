@@ -172,19 +172,26 @@ func (m *Manager) Create(ctx context.Context, spec Spec, progress func(Event)) (
 	if err != nil {
 		return nil, err
 	}
-	if err := run(StageNodesReady, func() error { return waitNodesReady(ctx, client, len(nodes), 4*time.Minute) }); err != nil {
-		return nil, err
-	}
-	// The Pod-to-Pod probe does not need CoreDNS: it runs while CoreDNS
-	// becomes Ready (the probe takes about 7 s, CoreDNS about 10 s on 2 cores),
-	// and its stage is reported after CoreDNS's, in the order a learner reads.
+	// The Pod-to-Pod probe starts as soon as the nodes are named: its Pods
+	// are bound to their nodes and tolerate every taint, so each kubelet
+	// starts them the moment its Pod network is up (it retries a sandbox
+	// every second while the network is not ready). It runs while the nodes
+	// and CoreDNS become Ready, and its stage is reported last, in the order
+	// a learner reads.
 	probeCtx, cancelProbe := context.WithCancel(ctx)
 	defer cancelProbe()
 	probed := make(chan error, 1)
 	go func() { probed <- probePodNetwork(probeCtx, client, nodes) }()
-	if err := run(StageDNS, func() error { return waitCoreDNS(ctx, client, 4*time.Minute) }); err != nil {
+	stopProbe := func() {
 		cancelProbe()
 		<-probed // its deferred clean-up has run when it returns
+	}
+	if err := run(StageNodesReady, func() error { return waitNodesReady(ctx, client, len(nodes), 4*time.Minute) }); err != nil {
+		stopProbe()
+		return nil, err
+	}
+	if err := run(StageDNS, func() error { return waitCoreDNS(ctx, client, 4*time.Minute) }); err != nil {
+		stopProbe()
 		return nil, err
 	}
 	if err := run(StagePodNetwork, func() error { return <-probed }); err != nil {
@@ -207,9 +214,19 @@ func (m *Manager) kindCreate(ctx context.Context, spec Spec, onStatus func(title
 	if err := os.Setenv("KIND_EXPERIMENTAL_DOCKER_NETWORK", networkName(spec.Name)); err != nil {
 		return err
 	}
+	signCtx, stopSigning := context.WithCancel(ctx)
+	defer stopSigning()
 	logger := kindLogger{log: m.log.With("sandbox", spec.Name), onStatus: func(title string, done, failed bool) {
 		if !done && strings.HasPrefix(title, "Preparing nodes") {
 			release()
+		}
+		// kubeadm init is done when kind installs the CNI, and join
+		// follows the CNI and the StorageClass.
+		if !done && strings.HasPrefix(title, "Installing CNI") {
+			go m.quickCoreDNSReadiness(signCtx, spec.Name)
+			if spec.Workers > 0 {
+				go m.signClusterInfo(signCtx, spec.Name)
+			}
 		}
 		onStatus(title, done, failed)
 	}}

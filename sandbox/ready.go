@@ -15,10 +15,14 @@ import (
 	"github.com/podpath/podpath/sandbox/nodeimage"
 )
 
+// readyPoll is how often a create asks the API server how far the cluster
+// is: a quarter of a second of waiting at most per stage, a few cheap GETs.
+const readyPoll = 250 * time.Millisecond
+
 // waitNodesReady waits until want Nodes exist and all are Ready.
 func waitNodesReady(ctx context.Context, c kubernetes.Interface, want int, timeout time.Duration) error {
 	var last string
-	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, readyPoll, timeout, true, func(ctx context.Context) (bool, error) {
 		nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			last = err.Error()
@@ -52,7 +56,7 @@ func NodeReady(n *corev1.Node) bool {
 // waitCoreDNS waits until every CoreDNS replica is available.
 func waitCoreDNS(ctx context.Context, c kubernetes.Interface, timeout time.Duration) error {
 	var last string
-	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, readyPoll, timeout, true, func(ctx context.Context) (bool, error) {
 		d, err := c.AppsV1().Deployments("kube-system").Get(ctx, "coredns", metav1.GetOptions{})
 		if err != nil {
 			last = err.Error()
@@ -74,8 +78,13 @@ func waitCoreDNS(ctx context.Context, c kubernetes.Interface, timeout time.Durat
 const probeNamespace = "kube-system"
 
 // probePodNetwork proves Pod-to-Pod traffic across nodes: a web server Pod
-// on the last node and a client Pod on the control plane that fetches a
-// page from the server's Pod IP. Both are removed afterwards.
+// on the control plane, and a client Pod on the last node that fetches a
+// page from the server's Pod IP. The server goes first because the control
+// plane's Pod network is up first (its flannel starts before the workers
+// join); the client is made as soon as the server has an address, so the
+// worker starts it the moment its own network is up, and its success is read
+// from its log (the Pod's phase follows a second or two later, after the
+// kubelet's next relist). Both are removed afterwards.
 func probePodNetwork(ctx context.Context, c kubernetes.Interface, nodes []Node) error {
 	pods := c.CoreV1().Pods(probeNamespace)
 	tolerate := []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
@@ -84,7 +93,7 @@ func probePodNetwork(ctx context.Context, c kubernetes.Interface, nodes []Node) 
 	server := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "podpath-probe-server", Labels: map[string]string{"app.kubernetes.io/managed-by": "podpath"}},
 		Spec: corev1.PodSpec{
-			NodeName:                      nodes[len(nodes)-1].Alias,
+			NodeName:                      nodes[0].Alias,
 			Tolerations:                   tolerate,
 			TerminationGracePeriodSeconds: &zero,
 			Containers: []corev1.Container{{
@@ -103,33 +112,31 @@ func probePodNetwork(ctx context.Context, c kubernetes.Interface, nodes []Node) 
 		return fmt.Errorf("create probe server Pod: %w", err)
 	}
 	var serverIP, last string
-	err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, readyPoll, 4*time.Minute, true, func(ctx context.Context) (bool, error) {
 		p, err := pods.Get(ctx, server.Name, metav1.GetOptions{})
 		if err != nil {
 			last = err.Error()
 			return false, nil
 		}
 		last = podSummary(p)
-		if p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" {
-			serverIP = p.Status.PodIP
-			return true, nil
-		}
-		return false, nil
+		serverIP = p.Status.PodIP
+		return serverIP != "", nil
 	})
 	if err != nil {
-		return fmt.Errorf("probe web server Pod on %s did not run: %s", server.Spec.NodeName, last)
+		return fmt.Errorf("probe web server Pod on %s got no address: %s", server.Spec.NodeName, last)
 	}
+	const okLine = "podpath-probe-ok"
 	client := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "podpath-probe-client", Labels: map[string]string{"app.kubernetes.io/managed-by": "podpath"}},
 		Spec: corev1.PodSpec{
-			NodeName:                      nodes[0].Alias,
+			NodeName:                      nodes[len(nodes)-1].Alias,
 			Tolerations:                   tolerate,
 			RestartPolicy:                 never,
 			TerminationGracePeriodSeconds: &zero,
 			Containers: []corev1.Container{{
 				Name: "curl", Image: nodeimage.ToolsImage, ImagePullPolicy: corev1.PullNever,
-				Command: []string{"curl", "-fsS", "-o", "/dev/null", "--max-time", "3",
-					"--retry", "20", "--retry-delay", "1", "--retry-all-errors", "http://" + serverIP + "/"},
+				// a try every 0.2 s while nginx starts; the last error is kept
+				Command: []string{"sh", "-c", `for i in $(seq 600); do curl -fsS -o /dev/null --max-time 2 "$0" 2>/tmp/err && { echo ` + okLine + `; exit 0; }; sleep 0.2; done; cat /tmp/err; exit 1`, "http://" + serverIP + "/"},
 			}},
 		},
 	}
@@ -137,7 +144,7 @@ func probePodNetwork(ctx context.Context, c kubernetes.Interface, nodes []Node) 
 		return fmt.Errorf("create probe client Pod: %w", err)
 	}
 	var phase corev1.PodPhase
-	err = wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, readyPoll, 4*time.Minute, true, func(ctx context.Context) (bool, error) {
 		p, err := pods.Get(ctx, client.Name, metav1.GetOptions{})
 		if err != nil {
 			if apierrors.IsNotFound(err) {
@@ -146,12 +153,23 @@ func probePodNetwork(ctx context.Context, c kubernetes.Interface, nodes []Node) 
 			return false, nil
 		}
 		phase, last = p.Status.Phase, podSummary(p)
-		return phase == corev1.PodSucceeded || phase == corev1.PodFailed, nil
+		if phase == corev1.PodSucceeded || phase == corev1.PodFailed {
+			return true, nil
+		}
+		if len(p.Status.ContainerStatuses) == 0 || p.Status.ContainerStatuses[0].ContainerID == "" {
+			return false, nil
+		}
+		logs, err := pods.GetLogs(client.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+		if err == nil && strings.Contains(string(logs), okLine) {
+			phase = corev1.PodSucceeded
+			return true, nil
+		}
+		return false, nil
 	})
 	if err != nil || phase != corev1.PodSucceeded {
-		logs, _ := c.CoreV1().Pods(probeNamespace).GetLogs(client.Name, &corev1.PodLogOptions{}).DoRaw(context.WithoutCancel(ctx))
+		logs, _ := pods.GetLogs(client.Name, &corev1.PodLogOptions{}).DoRaw(context.WithoutCancel(ctx))
 		return fmt.Errorf("a Pod on %s could not fetch a page from a Pod on %s (%s): %s %s",
-			nodes[0].Alias, server.Spec.NodeName, serverIP, last, strings.TrimSpace(string(logs)))
+			client.Spec.NodeName, server.Spec.NodeName, serverIP, last, strings.TrimSpace(string(logs)))
 	}
 	return nil
 }

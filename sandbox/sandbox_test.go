@@ -202,6 +202,35 @@ func TestSandbox(t *testing.T) {
 		}
 	})
 
+	// The node image carries its images unpacked, with each overlay whiteout
+	// stored as a file (sandbox/nodeimage/preload.go); podpath-node-setup
+	// must turn them back into 0:0 devices, or files a layer deleted would
+	// reappear in containers.
+	t.Run("preloaded images are unpacked and their whiteouts hold", func(t *testing.T) {
+		for _, node := range []string{"controlplane", "node01"} {
+			kinds := run(t, m, name, node, `cd /var/lib/containerd && test -s podpath-whiteouts && xargs -0 stat -c '%F %t:%T' < podpath-whiteouts | sort | uniq -c`)
+			if !strings.HasSuffix(kinds, " character special file 0:0") || strings.Count(kinds, "\n") != 0 {
+				t.Errorf("%s: the listed whiteouts are not all 0:0 devices:\n%s", node, kinds)
+			}
+			// every image's snapshot chain is already there: nothing for
+			// containerd to unpack on first use
+			if out, code := runCode(t, m, name, node, `ctr -n k8s.io images check | awk 'NR > 1 && $NF != "true" { print "not unpacked: " $1 }'`); code != 0 || out != "" {
+				t.Errorf("%s: images not unpacked (exit %d): %s", node, code, out)
+			}
+		}
+		// The shared Debian base layer has /etc/alternatives/pager.1.gz and
+		// the tools image's own layer deletes it (compare the base and tools
+		// root filesystems under /var/cache/podpath/rootfs): with the
+		// whiteout lost, the base's file would show through.
+		if _, err := client.CoreV1().Pods("default").Create(ctx, toolsPod("layers", "node01"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitRunning(t, client, "default", "layers")
+		if out, code := runCode(t, m, name, "controlplane", "kubectl --kubeconfig /etc/kubernetes/admin.conf exec layers -- ls /etc/alternatives/pager.1.gz 2>&1"); code == 0 {
+			t.Errorf("a file the tools layer deletes is visible in its container: %s", out)
+		}
+	})
+
 	t.Run("containers of one Pod share the net namespace, not the PID one", func(t *testing.T) {
 		pod := toolsPod("pair", "node01")
 		pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: "second", Image: nodeimage.ToolsImage, ImagePullPolicy: corev1.PullNever, Command: []string{"sleep", "infinity"}})

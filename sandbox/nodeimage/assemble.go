@@ -16,6 +16,9 @@ import (
 //go:embed files
 var nodeFiles embed.FS
 
+// AgentPath is where the node image has podpath-agent (files/agent).
+const AgentPath = "/usr/local/lib/podpath/agent"
+
 // NodeEntrypoint is kind's node entrypoint, which the image runs before systemd.
 var NodeEntrypoint = []string{"/usr/local/bin/entrypoint", "/sbin/init"}
 
@@ -60,6 +63,9 @@ func (b *builder) assembleRootfs(ctx context.Context, root string, in Inputs, bi
 	if err := installFile(bins.Crictl, filepath.Join(root, "usr/local/bin/crictl"), 0o755); err != nil {
 		return err
 	}
+	if err := installFile(bins.Agent, filepath.Join(root, AgentPath), 0o755); err != nil {
+		return err
+	}
 
 	// containerd's base OCI spec, as kind's base image makes it: the
 	// default spec, a hook that mounts the node's product_uuid, no rlimits.
@@ -94,6 +100,7 @@ func (b *builder) assembleRootfs(ctx context.Context, root string, in Inputs, bi
 		"etc/systemd/system/podpath-node-setup.service": {"files/node/podpath-node-setup.service", 0o644},
 		"etc/profile.d/podpath.sh":                      {"files/node/profile.sh", 0o644},
 		"etc/ssh/ssh_config.d/podpath.conf":             {"files/node/ssh_config", 0o644},
+		"etc/ssh/sshd_config.d/podpath.conf":            {"files/node/sshd_config", 0o644},
 		"etc/motd":                                      {"files/node/motd", 0o644},
 	}
 	for dst, f := range files {

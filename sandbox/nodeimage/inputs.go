@@ -43,6 +43,9 @@ type Inputs struct {
 	BuilderRevision int    `json:"builderRevision"`
 	// FilesHash covers podpath's own node files embedded in the binary.
 	FilesHash string `json:"filesHash"`
+	// Preload says how images sit in the node's containerd: "unpacked"
+	// (snapshots made at build, preload.go).
+	Preload string `json:"preload"`
 }
 
 // The Debian root filesystems a build makes: one for the node, and one
@@ -87,6 +90,7 @@ func DefaultInputs(kubernetesVersion string) Inputs {
 		KindVersion:     KindVersion,
 		BuilderRevision: builderRevision,
 		FilesHash:       filesHash(),
+		Preload:         "unpacked",
 	}
 }
 
