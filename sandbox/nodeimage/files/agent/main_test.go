@@ -50,13 +50,13 @@ func TestAgent(t *testing.T) {
 	got := ask(t, 1<<20,
 		"echo out; echo err >&2; exit 3",
 		"cat; echo read-nothing",
-		"pwd | grep -q podpath && echo scratch || pwd",
+		"touch made-here && ls",
 		"kill -9 $$",
 	)
 	want := []string{
 		`0 3 out="out\n" err="err\n"`,
 		`1 0 out="read-nothing\n" err=""`,
-		`2 0 out="scratch\n" err=""`,
+		`2 0 out="made-here\n" err=""`,
 		`3 137 out="" err=""`,
 	}
 	for i := range want {
