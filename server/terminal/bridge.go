@@ -174,6 +174,14 @@ func Serve(conn *websocket.Conn, sh *Shell, node string, limits Limits, onInput 
 	for {
 		select {
 		case chunk, ok := <-output:
+			if ok {
+				// What else is already waiting goes in the same frame: a
+				// flood of output is then a few large frames, not one per
+				// pty read (4 KB), each a write deadline, a syscall and a
+				// message for the browser to handle.
+				chunk, ok = coalesce(chunk, output, maxFrame)
+				send(websocket.BinaryMessage, chunk)
+			}
 			if !ok {
 				select {
 				case <-sh.Done():
@@ -193,7 +201,6 @@ func Serve(conn *websocket.Conn, sh *Shell, node string, limits Limits, onInput 
 					return nil
 				}
 			}
-			send(websocket.BinaryMessage, chunk)
 		case err := <-readErr:
 			var ce *websocket.CloseError
 			switch {
@@ -214,6 +221,28 @@ func Serve(conn *websocket.Conn, sh *Shell, node string, limits Limits, onInput 
 }
 
 var errFlood = errors.New("client sent too many messages")
+
+// maxFrame bounds the output one websocket frame carries.
+const maxFrame = 256 << 10
+
+// coalesce appends to first every chunk already waiting on output, up to
+// max bytes; open is false if output was closed meanwhile (first, and what
+// was appended, are still to be sent).
+func coalesce(first []byte, output <-chan []byte, max int) (batch []byte, open bool) {
+	batch = first
+	for len(batch) < max {
+		select {
+		case more, ok := <-output:
+			if !ok {
+				return batch, false
+			}
+			batch = append(batch, more...)
+		default:
+			return batch, true
+		}
+	}
+	return batch, true
+}
 
 // lastLine keeps a close reason within the 123 bytes a close frame allows.
 func lastLine(s string) string {
