@@ -44,6 +44,7 @@ func labsCmd() *cobra.Command {
 	var keep bool
 	var prefix string
 	var parallel int
+	var strictHonesty bool
 	test := &cobra.Command{
 		Use:   "test [LAB...]",
 		Short: "Run labs on fresh clusters: each step's checks must fail, then pass after its solve",
@@ -67,7 +68,7 @@ func labsCmd() *cobra.Command {
 					chosen = append(chosen, l)
 				}
 			}
-			results, err := labtest.Run(cmd.Context(), sandbox.NewManager(), chosen, labtest.Options{Out: cmd.OutOrStdout(), Keep: keep, Prefix: prefix, Parallel: parallel})
+			results, err := labtest.Run(cmd.Context(), sandbox.NewManager(), chosen, labtest.Options{Out: cmd.OutOrStdout(), Keep: keep, Prefix: prefix, Parallel: parallel, StrictHonesty: strictHonesty})
 			if err != nil {
 				return err
 			}
@@ -87,6 +88,7 @@ func labsCmd() *cobra.Command {
 	test.Flags().StringSliceVar(&dirs, "labs", nil, "also load labs from this folder (repeatable)")
 	test.Flags().BoolVar(&keep, "keep", false, "keep the clusters afterwards")
 	test.Flags().StringVar(&prefix, "prefix", "lt", "start the name of every cluster the run makes with this")
+	test.Flags().BoolVar(&strictHonesty, "strict-honesty", false, "fail a step that passes, before its solve, with a guess a learner could take without working (an answer the texts show, the commands typed as comments or echoed); without it they are warnings")
 	test.Flags().IntVar(&parallel, "parallel", 1, "clusters to use at once (shared labs share one cluster; each other lab gets its own)")
 	cmd.AddCommand(validate, test)
 	return cmd

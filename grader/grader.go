@@ -110,6 +110,17 @@ type Options struct {
 	// NoWait judges each check once, ignoring within and holds (used by
 	// labs test to prove checks fail before the solve).
 	NoWait bool
+	// Since is when the step began for the learner: history probes count
+	// only commands run from then on (zero: every command in the history).
+	Since time.Time
+}
+
+type sinceKey struct{}
+
+// stepSince is the Since of the check being judged.
+func stepSince(ctx context.Context) time.Time {
+	t, _ := ctx.Value(sinceKey{}).(time.Time)
+	return t
 }
 
 // CheckStep judges every check of step, in parallel, and returns their
@@ -119,6 +130,9 @@ type Options struct {
 // still waiting (within, holds) stop at once instead of making the learner
 // wait for a verdict that is already known.
 func (g *Grader) CheckStep(ctx context.Context, step *labs.Step, opts Options) []Result {
+	if !opts.Since.IsZero() {
+		ctx = context.WithValue(ctx, sinceKey{}, opts.Since)
+	}
 	results := make([]Result, len(step.Checks))
 	giveUp := make(chan struct{})
 	var once sync.Once

@@ -59,7 +59,7 @@ func (g *Grader) read(ctx context.Context, p *labs.Probe, answer string) (value,
 		}
 		return value{s: strings.TrimSpace(out)}, nil
 	case p.History != nil:
-		return g.readHistory(ctx, p.History)
+		return g.readHistory(ctx, p.History, stepSince(ctx))
 	case p.Answer != nil:
 		return value{s: strings.TrimSpace(answer)}, nil
 	case p.Script != nil:
@@ -264,7 +264,7 @@ func (g *Grader) readCrictl(ctx context.Context, p *labs.CrictlProbe) (value, er
 // HistoryFile is where the node image's shell profile keeps root's history.
 const HistoryFile = "/root/.bash_history"
 
-func (g *Grader) readHistory(ctx context.Context, p *labs.HistoryProbe) (value, error) {
+func (g *Grader) readHistory(ctx context.Context, p *labs.HistoryProbe, since time.Time) (value, error) {
 	re, err := regexp.Compile(p.Matches)
 	if err != nil {
 		return value{}, err
@@ -277,16 +277,16 @@ func (g *Grader) readHistory(ctx context.Context, p *labs.HistoryProbe) (value, 
 		return value{missing: fmt.Sprintf("(no commands typed on %s yet)", p.Node)}, nil
 	}
 	var hits []string
-	for _, line := range strings.Split(out, "\n") {
-		if line == "" || (strings.HasPrefix(line, "#") && isDigits(line[1:])) {
-			continue // bash writes "#<unix time>" before each command
-		}
-		if re.MatchString(line) {
-			hits = append(hits, line)
+	for _, c := range historyCommands(out, since) {
+		if re.MatchString(c) {
+			hits = append(hits, c)
 		}
 	}
 	if len(hits) == 0 {
-		return value{missing: fmt.Sprintf("(no command on %s matches)", p.Node)}, nil
+		if since.IsZero() {
+			return value{missing: fmt.Sprintf("(no command run on %s matches)", p.Node)}, nil
+		}
+		return value{missing: fmt.Sprintf("(no command run on %s since this step began matches)", p.Node)}, nil
 	}
 	return value{s: strings.Join(hits, "\n")}, nil
 }

@@ -29,6 +29,9 @@ type Options struct {
 	Prefix string
 	// Parallel is how many clusters are used at once.
 	Parallel int
+	// StrictHonesty fails a step that passes with a guess (see honesty);
+	// without it a guess that passes is a warning.
+	StrictHonesty bool
 }
 
 // StepResult is the outcome of one step.
@@ -39,12 +42,20 @@ type StepResult struct {
 	// SolveErr is the solve's error, if it failed.
 	SolveErr error
 	// After lists checks that failed after the solve (each must pass).
-	After    []string
+	After []string
+	// Guesses is what was tried before the solve besides the empty answer,
+	// and Fooled the guesses the step passed with (each is a way to pass
+	// it without doing the work).
+	Guesses  []string
+	Fooled   []string
+	strict   bool
 	Duration time.Duration
 }
 
 // OK reports whether the step behaved.
-func (r StepResult) OK() bool { return len(r.Before) == 0 && r.SolveErr == nil && len(r.After) == 0 }
+func (r StepResult) OK() bool {
+	return len(r.Before) == 0 && r.SolveErr == nil && len(r.After) == 0 && (!r.strict || len(r.Fooled) == 0)
+}
 
 // LabResult is the outcome of one lab.
 type LabResult struct {
@@ -116,7 +127,7 @@ func Run(ctx context.Context, m *sandbox.Manager, all []*labs.Lab, opts Options)
 		go func() {
 			defer wg.Done()
 			for j := range work {
-				for _, r := range runJob(ctx, m, j.cluster, j.labs, opts.Keep, logf) {
+				for _, r := range runJob(ctx, m, j.cluster, j.labs, opts.Keep, opts.StrictHonesty, logf) {
 					resMu.Lock()
 					results[r.Lab] = r
 					resMu.Unlock()
@@ -143,7 +154,7 @@ func Run(ctx context.Context, m *sandbox.Manager, all []*labs.Lab, opts Options)
 }
 
 // runJob creates a cluster, runs labs on it one after another, and deletes it.
-func runJob(ctx context.Context, m *sandbox.Manager, cluster string, list []*labs.Lab, keep bool, logf func(string, ...any)) []LabResult {
+func runJob(ctx context.Context, m *sandbox.Manager, cluster string, list []*labs.Lab, keep, strict bool, logf func(string, ...any)) []LabResult {
 	var results []LabResult
 	start := time.Now()
 	logf("== %s: creating cluster %s (%d workers) for %s", list[0].ID, cluster, list[0].Cluster.Workers, labIDs(list))
@@ -166,7 +177,7 @@ func runJob(ctx context.Context, m *sandbox.Manager, cluster string, list []*lab
 	for _, lab := range list {
 		t0 := time.Now()
 		labLog := func(format string, args ...any) { logf("[%s] "+format, append([]any{lab.ID}, args...)...) }
-		r := runLab(ctx, m.Target(cluster), lab, LabResult{Lab: lab.ID, Cluster: cluster}, labLog)
+		r := runLab(ctx, m.Target(cluster), lab, LabResult{Lab: lab.ID, Cluster: cluster}, strict, labLog)
 		r.Duration = time.Since(t0)
 		results = append(results, r)
 		if ctx.Err() != nil {
@@ -184,7 +195,7 @@ func labIDs(list []*labs.Lab) string {
 	return strings.Join(ids, ", ")
 }
 
-func runLab(ctx context.Context, target grader.Target, lab *labs.Lab, res LabResult, logf func(string, ...any)) LabResult {
+func runLab(ctx context.Context, target grader.Target, lab *labs.Lab, res LabResult, strict bool, logf func(string, ...any)) LabResult {
 	g := grader.New(target, lab)
 	if err := g.Run(ctx, lab.Setup, nil); err != nil {
 		res.SetupErr = fmt.Errorf("setup: %w", err)
@@ -195,16 +206,23 @@ func runLab(ctx context.Context, target grader.Target, lab *labs.Lab, res LabRes
 		step := &lab.Steps[i]
 		start := time.Now()
 		sr := StepResult{Lab: lab.ID, Step: step.ID}
-		for _, r := range g.CheckStep(ctx, step, grader.Options{NoWait: true, Attempt: 1}) {
+		// Before the solve: every check must fail, waiting each one's
+		// within, with the empty answer ...
+		for _, r := range g.CheckStep(ctx, step, grader.Options{Attempt: 1, Since: start}) {
 			if r.Passed {
 				sr.Before = append(sr.Before, fmt.Sprintf("%q passed before the solve (observed %s)", r.Name.In("en"), r.Observed))
 			}
 		}
+		// ... and the step must not pass with what a learner could take
+		// without working: the solve's commands typed as comments and
+		// echoed, and every value the texts show as the answer.
+		sr.Guesses, sr.Fooled = honesty(ctx, g, target, step, lab, start)
+		sr.strict = strict
 		var answer string
 		if err := g.Run(ctx, step.Solve, &answer); err != nil {
 			sr.SolveErr = err
 		} else {
-			for _, r := range g.CheckStep(ctx, step, grader.Options{Answer: answer, Attempt: 1}) {
+			for _, r := range g.CheckStep(ctx, step, grader.Options{Answer: answer, Attempt: 1, Since: start}) {
 				if !r.Passed {
 					sr.After = append(sr.After, fmt.Sprintf("%q failed after the solve (observed %s; %s)", r.Name.In("en"), r.Observed, r.Feedback.In("en")))
 				}
@@ -216,6 +234,20 @@ func runLab(ctx context.Context, target grader.Target, lab *labs.Lab, res LabRes
 			status = "FAILED"
 		}
 		logf("   step %-28s %-6s %s", step.ID, status, sr.Duration.Round(100*time.Millisecond))
+		if len(sr.Guesses) > 0 {
+			shown := sr.Guesses
+			if len(shown) > 12 {
+				shown = append(shown[:12:12], fmt.Sprintf("... %d more", len(sr.Guesses)-12))
+			}
+			logf("      before the solve, also tried: %s", strings.Join(shown, ", "))
+		}
+		for _, f := range sr.Fooled {
+			word := "NOT HONEST"
+			if !strict {
+				word = "not honest (warning; --strict-honesty fails on it)"
+			}
+			logf("      %s: %s", word, f)
+		}
 		for _, s := range append(append(sr.Before, sr.After...), errString(sr.SolveErr)...) {
 			logf("      %s", s)
 		}

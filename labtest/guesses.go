@@ -1,0 +1,125 @@
+package labtest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/podpath/podpath/grader"
+	"github.com/podpath/podpath/labs"
+)
+
+// maxGuesses bounds the answers tried per step (each is a Check).
+const maxGuesses = 150
+
+var (
+	codeSpan  = regexp.MustCompile("`([^`\n]{1,120})`")
+	valueWord = regexp.MustCompile(`[A-Za-z0-9][A-Za-z0-9._:/=+-]*[A-Za-z0-9]|[0-9]`)
+)
+
+// answerGuesses are the answers a learner could submit without doing the
+// step: the empty answer, every code span and every word or number of the
+// step's text, its check names and hints and the lab's summary, in every
+// language (issue 9: an answer printed anywhere the learner can read must
+// not pass).
+func answerGuesses(lab *labs.Lab, step *labs.Step) []string {
+	seen := map[string]bool{"": true}
+	out := []string{""}
+	add := func(s string) {
+		s = strings.TrimSpace(s)
+		if s == "" || seen[s] || len(out) >= maxGuesses {
+			return
+		}
+		seen[s] = true
+		out = append(out, s)
+	}
+	var texts []labs.Text
+	texts = append(texts, lab.Summary, step.Title, step.Body, step.Answer)
+	for _, c := range step.Checks {
+		texts = append(texts, c.Name)
+		texts = append(texts, c.Hints...)
+	}
+	var all []string
+	for _, t := range texts {
+		langs := make([]string, 0, len(t))
+		for l := range t {
+			langs = append(langs, l)
+		}
+		sort.Strings(langs)
+		for _, l := range langs {
+			all = append(all, t[l])
+		}
+	}
+	// code spans first: they are where an answer is most often shown
+	for _, s := range all {
+		for _, m := range codeSpan.FindAllStringSubmatch(s, -1) {
+			add(m[1])
+		}
+	}
+	for _, s := range all {
+		for _, w := range valueWord.FindAllString(s, -1) {
+			add(w)
+		}
+	}
+	return out
+}
+
+// typedNotRun are history lines that mention each of the solve's commands
+// without running them: as a comment and as echo's argument.
+func typedNotRun(step *labs.Step) []string {
+	var out []string
+	for _, a := range step.Solve {
+		for _, line := range strings.Split(a.Run, "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" || strings.Contains(line, ".bash_history") {
+				continue
+			}
+			out = append(out, "# "+line, "echo "+shellQuote(line))
+		}
+	}
+	return out
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// honesty tries the guesses on a step whose solve has not run, and returns
+// how many it tried and the ones the step passed with.
+func honesty(ctx context.Context, g *grader.Grader, target grader.Target, step *labs.Step, lab *labs.Lab, since time.Time) (tried []string, fooled []string) {
+	nodes := map[string]bool{}
+	for _, c := range step.Checks {
+		if c.Probe.History != nil {
+			nodes[c.Probe.History.Node] = true
+		}
+	}
+	if lines := typedNotRun(step); len(nodes) > 0 && len(lines) > 0 {
+		var b strings.Builder
+		for _, l := range lines {
+			fmt.Fprintf(&b, "#%d\n%s\n", time.Now().Unix(), l)
+		}
+		for node := range nodes {
+			_, _ = target.Exec(ctx, node, []string{"sh", "-c", "cat >> " + grader.HistoryFile}, strings.NewReader(b.String()), io.Discard, io.Discard)
+		}
+		tried = append(tried, "the solve's commands as comments and echo")
+		if grader.Passed(g.CheckStep(ctx, step, grader.Options{NoWait: true, Attempt: 1, Since: since})) {
+			fooled = append(fooled, "typing the solve's commands as comments or echo's arguments passes")
+		}
+	}
+	if !step.NeedsAnswer() {
+		return tried, fooled
+	}
+	for _, guess := range answerGuesses(lab, step) {
+		if guess == "" {
+			continue // the waited check above had the empty answer
+		}
+		tried = append(tried, strconv.Quote(guess))
+		if grader.Passed(g.CheckStep(ctx, step, grader.Options{NoWait: true, Attempt: 1, Since: since, Answer: guess})) {
+			fooled = append(fooled, fmt.Sprintf("the answer %q, which the lab's texts show, passes", guess))
+		}
+	}
+	return tried, fooled
+}
