@@ -31,6 +31,8 @@ type validator struct {
 	// broken are the fields YAML could not decode; what is wrong around
 	// them follows from that and is already reported.
 	broken []brokenField
+	// custom are the resources the lab's CustomResourceDefinitions define.
+	custom []kubeResource
 }
 
 // at records a problem at the YAML node found by path (keys and indexes).
@@ -48,6 +50,7 @@ func (v *validator) at(where []any, format string, args ...any) {
 
 func (v *validator) validate() {
 	l := v.lab
+	v.custom = v.customResources()
 	if !idRE.MatchString(l.ID) {
 		v.at([]any{"id"}, "id %q must be 1 to 63 lowercase letters, digits and dashes", l.ID)
 	}
@@ -213,6 +216,9 @@ func (v *validator) probe(where []any, p *Probe) {
 		if k.Name != "" && (k.Selector != "" || k.FieldSelector != "") {
 			v.at(append(where, "kube", "name"), "a kube probe reads one object by name or a list by selector, not both")
 		}
+		if k.Resource != "" {
+			v.kubeResource(append(where, "kube", "resource"), k.Resource)
+		}
 		v.jsonpath(append(where, "kube", "jsonpath"), k.JSONPath)
 	case p.NodeCondition != nil:
 		if p.NodeCondition.Type == "" {
@@ -229,6 +235,9 @@ func (v *validator) probe(where []any, p *Probe) {
 				missing = "name"
 			}
 			v.at(append(where, "events", missing), "an events probe needs kind: and name: of the object whose events to read")
+		}
+		if e.Kind != "" {
+			v.eventsKind(append(where, "events", "kind"), e.Kind)
 		}
 		if !slices.Contains([]string{"", "reason", "component", "message", "reason component"}, e.Field) {
 			v.at(append(where, "events", "field"), "field %q must be reason, component, message or \"reason component\"", e.Field)

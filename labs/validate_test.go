@@ -194,6 +194,114 @@ func TestEmptyValueSaysWhatToWrite(t *testing.T) {
 	}
 }
 
+// lintCase is a lab edited one way and the problem the edit must bring
+// (nil: the edited lab must be valid).
+type lintCase struct {
+	name string
+	lab  string
+	edit []string
+	w    *want
+}
+
+func runLintCases(t *testing.T, cases []lintCase) {
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ps := problems(t, labFS(edit(t, c.lab, c.edit...)))
+			if c.w == nil {
+				if len(ps) > 0 {
+					t.Errorf("a good lab has problems:\n%v", ps)
+				}
+				return
+			}
+			if !c.w.in(ps) {
+				t.Errorf("missing %v in:\n%v", *c.w, ps)
+			}
+			if len(ps) != 1 {
+				t.Errorf("%d problems, want 1:\n%v", len(ps), ps)
+			}
+		})
+	}
+}
+
+// Probes of resources and kinds the cluster does not have.
+func TestResourceLints(t *testing.T) {
+	runLintCases(t, []lintCase{
+		{"unknown resource", validLab, []string{"resource: pods", "resource: pdos"},
+			&want{17, "steps[0].checks[0].probe.kube.resource", "unknown resource \"pdos\": Kubernetes 1.34 has no such built-in resource (did you mean `pods`?)"}},
+		{"unknown resource, nothing close", validLab, []string{"resource: pods", "resource: widgets"},
+			&want{17, "steps[0].checks[0].probe.kube.resource", "unknown resource \"widgets\": Kubernetes 1.34 has no such built-in resource; write it as kubectl takes it"}},
+		{"resource in the wrong group", validLab, []string{"resource: pods", "resource: deployments.batch"},
+			&want{17, "steps[0].checks[0].probe.kube.resource", `resource "deployments.batch": deployments is in the group apps`}},
+		{"resource with its version", validLab, []string{"resource: pods", "resource: deployments.v1.apps"},
+			&want{17, "steps[0].checks[0].probe.kube.resource", `resource "deployments.v1.apps": write it without the API version, as deployments.apps`}},
+		{"core resource with its version", validLab, []string{"resource: pods", "resource: pods.v1"},
+			&want{17, "steps[0].checks[0].probe.kube.resource", `resource "pods.v1": write it without the API version, as pods`}},
+		{"short name in capitals", validLab, []string{"resource: pods", "resource: PO"}, &want{17, "steps[0].checks[0].probe.kube.resource", `unknown resource "PO"`}},
+		{"resource in sameAs", validLab, []string{"expect: {equals: Running}", `expect: {sameAs: {kube: {resource: nods, name: web, jsonpath: "{.x}"}}}`},
+			&want{18, "steps[0].checks[0].expect.sameAs.kube.resource", "did you mean `nodes`?"}},
+		{"plural", validLab, []string{"resource: pods", "resource: endpointslices"}, nil},
+		{"singular", validLab, []string{"resource: pods", "resource: lease"}, nil},
+		{"kind", validLab, []string{"resource: pods", "resource: DaemonSet"}, nil},
+		{"kind in capitals", validLab, []string{"resource: pods", "resource: STATEFULSETS"}, nil},
+		{"short name", validLab, []string{"resource: pods", "resource: deploy"}, nil},
+		{"with its group", validLab, []string{"resource: pods", "resource: deployments.apps"}, nil},
+		{"events in either group", validLab, []string{"resource: pods", "resource: events.events.k8s.io"}, nil},
+		{"custom resource with a group", validLab, []string{"resource: pods", "resource: widgets.example.com"}, nil},
+
+		// The kind of an events probe.
+		{"events kind in lowercase", validLab, []string{`kube: {resource: pods, name: web, jsonpath: "{.status.phase}"}`, `events: {kind: pod, name: web}`},
+			&want{17, "steps[0].checks[0].probe.events.kind", `events kind "pod": write the kind as Kubernetes does, Pod`}},
+		{"events kind misspelt", validLab, []string{`kube: {resource: pods, name: web, jsonpath: "{.status.phase}"}`, `events: {kind: Nodee, name: web}`},
+			&want{17, "steps[0].checks[0].probe.events.kind", "unknown kind \"Nodee\" (did you mean `Node`?)"}},
+		{"events kind", validLab, []string{`kube: {resource: pods, name: web, jsonpath: "{.status.phase}"}`, `events: {kind: ReplicaSet, name: web}`}, nil},
+		{"events of a custom kind", validLab, []string{`kube: {resource: pods, name: web, jsonpath: "{.status.phase}"}`, `events: {kind: Widget, name: web}`}, nil},
+	})
+}
+
+// A resource a CustomResourceDefinition of the lab defines is known.
+func TestCustomResourceFromTheLab(t *testing.T) {
+	y := edit(t, validLab, "resource: pods", "resource: wg", "  - apply: manifests/pod.yaml\n", "  - apply: manifests/pod.yaml\n  - apply: manifests/crd.yaml\n")
+	fs := labFS(y)
+	if ps := problems(t, fs); !(want{18, "steps[0].checks[0].probe.kube.resource", `unknown resource "wg"`}).in(ps) {
+		t.Errorf("without its definition, wg is unknown:\n%v", ps)
+	}
+	fs["lab/manifests/crd.yaml"] = &fstest.MapFile{Data: []byte(`apiVersion: v1
+kind: ConfigMap
+metadata: {name: first}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {plural: widgets, singular: widget, kind: Widget, shortNames: [wg]}
+  scope: Namespaced
+`)}
+	if ps := problems(t, fs); len(ps) > 0 {
+		t.Errorf("a resource the lab defines is not accepted:\n%v", ps)
+	}
+	fs["lab/lab.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(y, "resource: wg", "resource: gadgets.example.com", 1))}
+	if ps := problems(t, fs); !(want{18, "steps[0].checks[0].probe.kube.resource", `unknown resource "gadgets.example.com"`}).in(ps) {
+		t.Errorf("a resource of a group the lab defines, but not one it defines, is accepted:\n%v", ps)
+	}
+}
+
+func TestResourceTable(t *testing.T) {
+	for _, name := range []string{"pods", "pod", "po", "Pod", "deployments", "deploy", "Deployment.apps", "services", "svc", "nodes", "no", "events", "ev",
+		"endpoints", "ep", "endpointslices", "replicasets", "rs", "daemonsets", "ds", "statefulsets", "sts", "jobs", "cronjobs", "cj", "configmaps", "cm",
+		"secrets", "namespaces", "ns", "leases", "lease.coordination.k8s.io", "networkpolicies", "netpol", "ingresses", "storageclasses", "sc", "crd",
+		"pvc", "pv", "serviceaccounts", "sa", "roles", "clusterrolebindings", "priorityclasses", "runtimeclasses", "resourceclaims", "csinodes"} {
+		if _, ok := findResource(builtinResources, name); !ok {
+			t.Errorf("%s is not known", name)
+		}
+	}
+	for _, name := range []string{"pdos", "deployment.core", "pods.apps", "DEPLOY", "bindings", "tokenreviews", "metrics"} {
+		if _, ok := findResource(builtinResources, name); ok {
+			t.Errorf("%s is known", name)
+		}
+	}
+}
+
 func TestEditDistance(t *testing.T) {
 	for _, c := range []struct {
 		a, b string
