@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -12,7 +13,8 @@ import (
 )
 
 // Lints: mistakes that YAML and the schema let through but that make a
-// check useless, because it reads something the cluster does not have.
+// check useless, because it cannot fail, can never pass, or reads
+// something the cluster does not have.
 
 // customResources finds the CustomResourceDefinitions in the manifests the
 // lab applies or copies, so that a probe may read the resources they
@@ -136,4 +138,77 @@ func (v *validator) eventsKind(where []any, kind string) {
 		v.at(where, "unknown kind %q (did you mean `%s`?); events are picked by the kind exactly", kind, guess)
 	}
 	// Anything else may be the kind of a custom resource.
+}
+
+// answerCompared checks how a check judges the learner's answer: only
+// against the cluster, never against a value written in the lab.
+func (v *validator) answerCompared(where []any, c *Check) {
+	if c.Probe.Answer == nil {
+		return
+	}
+	switch k := c.Expect.Kind(); k {
+	case "", "sameAs", "differsFrom":
+	case "empty", "nonEmpty":
+		v.at(append(where, "expect", k), "%s only asks whether an answer was typed, not whether it is right; compare the answer with sameAs: and a probe that reads the real value", k)
+	default:
+		v.at(append(where, "expect", k), "the answer is compared with a value written in the lab (%s): the learner's cluster may show another one, and anyone can read it here; compare the answer with sameAs: and a probe that reads the real value", k)
+	}
+}
+
+// sameProbe catches a comparison of a probe with itself.
+func (v *validator) sameProbe(where []any, p *Probe, m *Matcher) {
+	if m.SameAs != nil && reflect.DeepEqual(*p, *m.SameAs) {
+		v.at(append(where, "sameAs"), "sameAs compares the probe with itself, so the check cannot fail; compare with a probe that reads the value to check against")
+	}
+	if m.DiffersFrom != nil && reflect.DeepEqual(*p, *m.DiffersFrom) {
+		v.at(append(where, "differsFrom"), "differsFrom compares the probe with itself, so the check can never pass; compare with a probe that reads the value to differ from")
+	}
+}
+
+// anyValues are values a probe may read. A pattern that matches the empty
+// value and all of these matches whatever the probe reads.
+var anyValues = []string{"x", "0", "-1.5", "Running", "node01", "a b c", "/registry/pods/default/web", "FAIL: no", "\t ", "中文 ünï ✓",
+	" !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~"}
+
+// matchesAnything says whether a pattern accepts every value, as .*, ^.*$
+// and (?s).* do.
+func matchesAnything(re *regexp.Regexp) bool {
+	if !re.MatchString("") {
+		return false
+	}
+	for _, s := range anyValues {
+		if !re.MatchString(s) {
+			return false
+		}
+	}
+	return true
+}
+
+// countBounds catches a count compared with a bound no count can miss (or
+// meet): a count is never negative.
+func (v *validator) countBounds(where []any, m *Matcher) {
+	c := m.Count
+	switch {
+	case c.GE != nil && *c.GE <= 0:
+		v.at(append(where, "count", "ge"), "count ge %v always holds (a count is never negative), so the check cannot fail", *c.GE)
+	case c.GT != nil && *c.GT < 0:
+		v.at(append(where, "count", "gt"), "count gt %v always holds (a count is never negative), so the check cannot fail", *c.GT)
+	case c.LT != nil && *c.LT <= 0:
+		v.at(append(where, "count", "lt"), "count lt %v never holds (a count is never negative), so the check can never pass", *c.LT)
+	case c.LE != nil && *c.LE < 0:
+		v.at(append(where, "count", "le"), "count le %v never holds (a count is never negative), so the check can never pass", *c.LE)
+	}
+}
+
+// answerLabel checks that a step that reads an answer asks a question, and
+// that a step with a question reads the answer.
+func (v *validator) answerLabel(where []any, s *Step) {
+	switch {
+	case s.NeedsAnswer() && len(s.Answer) == 0:
+		v.at(append(where, "answer"), "step %s reads the learner's answer but has no answer: label, so the answer box asks nothing; add answer: {en: ..., zh: ...} with the question", s.ID)
+	case s.NeedsAnswer():
+		v.text(append(where, "answer"), "step "+s.ID+" answer label", s.Answer)
+	case len(s.Answer) > 0:
+		v.at(append(where, "answer"), "step %s has an answer: label but no check reads the answer (probe: {answer: {}}), so the label is never shown; remove it or add the check", s.ID)
+	}
 }

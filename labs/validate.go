@@ -154,9 +154,7 @@ func (v *validator) step(i int, s *Step, seen map[string]int) {
 	for j := range s.Solve {
 		v.action(append(where, "solve", j), &s.Solve[j], true)
 	}
-	if s.NeedsAnswer() && len(s.Answer) > 0 {
-		v.text(append(where, "answer"), "step "+s.ID+" answer label", s.Answer)
-	}
+	v.answerLabel(where, s)
 }
 
 func (v *validator) check(where []any, c *Check) {
@@ -168,6 +166,8 @@ func (v *validator) check(where []any, c *Check) {
 		}
 	} else {
 		v.matcher(append(where, "expect"), &c.Expect)
+		v.sameProbe(append(where, "expect"), &c.Probe, &c.Expect)
+		v.answerCompared(where, c)
 	}
 	if len(c.Hints) == 0 {
 		v.at(append(where, "hints"), "a check needs hints: what to look at when it fails (the first one should not give the answer away)")
@@ -306,8 +306,10 @@ func (v *validator) matcher(where []any, m *Matcher) {
 		return
 	}
 	if m.Matches != "" {
-		if _, err := regexp.Compile(m.Matches); err != nil {
+		if re, err := regexp.Compile(m.Matches); err != nil {
 			v.at(append(where, "matches"), "matches %q is not a regular expression: %v", m.Matches, err)
+		} else if matchesAnything(re) {
+			v.at(append(where, "matches"), "matches %q accepts every value, even an empty one, so the check cannot fail; write a pattern of what the right value looks like, or use nonEmpty: true to require a value", m.Matches)
 		}
 	}
 	if m.Count != nil {
@@ -315,6 +317,7 @@ func (v *validator) matcher(where []any, m *Matcher) {
 		if m.Count.SameAs != nil || m.Count.DiffersFrom != nil || m.Count.Count != nil {
 			v.at(append(where, "count"), "count compares a number: use equals, gt, ge, lt or le inside it")
 		}
+		v.countBounds(where, m)
 	}
 	if m.SameAs != nil {
 		v.probe(append(where, "sameAs"), m.SameAs)
@@ -363,6 +366,7 @@ func (v *validator) action(where []any, a *Action, solve bool) {
 		v.probe(append(where, "wait", "probe"), &a.Wait.Probe)
 		if a.Wait.Probe.Script == nil {
 			v.matcher(append(where, "wait", "expect"), &a.Wait.Expect)
+			v.sameProbe(append(where, "wait", "expect"), &a.Wait.Probe, &a.Wait.Expect)
 		}
 		if a.Wait.Timeout <= 0 {
 			v.at(append(where, "wait", "timeout"), "wait needs timeout: (e.g. 60s)")

@@ -194,6 +194,21 @@ func TestEmptyValueSaysWhatToWrite(t *testing.T) {
 	}
 }
 
+// answerLab's second step asks for an answer and compares it with the
+// cluster: it is valid, and the lint tests break it one way at a time.
+var answerLab = strings.Replace(validLab, `    checks:
+      - name: {en: crictl lists it, zh: crictl 列出了它}
+        probe:
+          crictl: {node: node01, command: "ps -o json", jsonpath: "{.containers[*].id}"}
+        expect: {nonEmpty: true}`, `    answer: {en: The container's ID, zh: 容器的 ID}
+    checks:
+      - name: {en: Your answer is the ID, zh: 你的答案是这个 ID}
+        probe:
+          answer: {}
+        expect:
+          sameAs:
+            crictl: {node: node01, command: "ps -o json", jsonpath: "{.containers[*].id}"}`, 1)
+
 // lintCase is a lab edited one way and the problem the edit must bring
 // (nil: the edited lab must be valid).
 type lintCase struct {
@@ -221,6 +236,61 @@ func runLintCases(t *testing.T, cases []lintCase) {
 			}
 		})
 	}
+}
+
+// Checks that cannot fail, or can never pass.
+func TestCannotFailLints(t *testing.T) {
+	if ps := problems(t, labFS(answerLab)); len(ps) > 0 {
+		t.Fatalf("the answer lab has problems:\n%v", ps)
+	}
+	runLintCases(t, []lintCase{
+		// An answer compared with a value written in the lab.
+		{"answer equals a literal", answerLab, []string{"        expect:\n          sameAs:\n            crictl: {node: node01, command: \"ps -o json\", jsonpath: \"{.containers[*].id}\"}", "        expect: {equals: abc123}"},
+			&want{33, "steps[1].checks[0].expect.equals", "the answer is compared with a value written in the lab (equals)"}},
+		{"answer matches a literal", answerLab, []string{"        expect:\n          sameAs:\n            crictl: {node: node01, command: \"ps -o json\", jsonpath: \"{.containers[*].id}\"}", "        expect: {matches: \"^[a-f0-9]+$\"}"},
+			&want{33, "steps[1].checks[0].expect.matches", "the answer is compared with a value written in the lab (matches)"}},
+		{"answer nonEmpty", answerLab, []string{"        expect:\n          sameAs:\n            crictl: {node: node01, command: \"ps -o json\", jsonpath: \"{.containers[*].id}\"}", "        expect: {nonEmpty: true}"},
+			&want{33, "steps[1].checks[0].expect.nonEmpty", "nonEmpty only asks whether an answer was typed"}},
+		{"answer sameAs a probe", answerLab, nil, nil},
+		{"a literal for a probe of the cluster", validLab, nil, nil}, // equals: Running on a kube probe
+
+		// A pattern that matches anything.
+		{"matches .*", validLab, []string{"expect: {equals: Running}", `expect: {matches: ".*"}`},
+			&want{18, "steps[0].checks[0].expect.matches", `matches ".*" accepts every value, even an empty one, so the check cannot fail`}},
+		{"matches ^.*$", validLab, []string{"expect: {equals: Running}", `expect: {matches: "^.*$"}`}, &want{18, "steps[0].checks[0].expect.matches", "accepts every value"}},
+		{"matches (?s).*", validLab, []string{"expect: {equals: Running}", `expect: {matches: "(?s).*"}`}, &want{18, "steps[0].checks[0].expect.matches", "accepts every value"}},
+		{"matches x*", validLab, []string{"expect: {equals: Running}", `expect: {matches: "x*"}`}, &want{18, "steps[0].checks[0].expect.matches", "accepts every value"}},
+		{"matches inside count", validLab, []string{"expect: {equals: Running}", `expect: {count: {matches: ".*"}}`}, &want{18, "steps[0].checks[0].expect.count.matches", "accepts every value"}},
+		{"matches in a wait", validLab, []string{"  - apply: manifests/pod.yaml\n", "  - apply: manifests/pod.yaml\n  - wait: {probe: {kube: {resource: pods, name: web, jsonpath: \"{.status.phase}\"}}, expect: {matches: \".*\"}, timeout: 60s}\n"},
+			&want{10, "setup[1].wait.expect.matches", "accepts every value"}},
+		{"matches a pattern", validLab, []string{"expect: {equals: Running}", `expect: {matches: "^Run"}`}, nil},
+		{"matches only empty", validLab, []string{"expect: {equals: Running}", `expect: {matches: "^$"}`}, nil},
+		{"matches .+", validLab, []string{"expect: {equals: Running}", `expect: {matches: ".+"}`}, nil},
+
+		// A probe compared with itself.
+		{"sameAs itself", validLab, []string{"expect: {equals: Running}", `expect: {sameAs: {kube: {resource: pods, name: web, jsonpath: "{.status.phase}"}}}`},
+			&want{18, "steps[0].checks[0].expect.sameAs", "sameAs compares the probe with itself, so the check cannot fail"}},
+		{"differsFrom itself", validLab, []string{"expect: {equals: Running}", `expect: {differsFrom: {kube: {resource: pods, name: web, jsonpath: "{.status.phase}"}}}`},
+			&want{18, "steps[0].checks[0].expect.differsFrom", "differsFrom compares the probe with itself, so the check can never pass"}},
+		{"answer sameAs answer", answerLab, []string{"          sameAs:\n            crictl: {node: node01, command: \"ps -o json\", jsonpath: \"{.containers[*].id}\"}", "          sameAs: {answer: {}}"},
+			&want{34, "steps[1].checks[0].expect.sameAs", "sameAs compares the probe with itself"}},
+		{"sameAs itself in a wait", validLab, []string{"  - apply: manifests/pod.yaml\n", "  - apply: manifests/pod.yaml\n  - wait: {probe: {unit: {node: node01, unit: kubelet}}, expect: {sameAs: {unit: {node: node01, unit: kubelet}}}, timeout: 60s}\n"},
+			&want{10, "setup[1].wait.expect.sameAs", "sameAs compares the probe with itself"}},
+		{"sameAs another probe", validLab, []string{"expect: {equals: Running}", `expect: {sameAs: {kube: {resource: pods, name: web2, jsonpath: "{.status.phase}"}}}`}, nil},
+
+		// The answer box's label.
+		{"answer without a label", answerLab, []string{"    answer: {en: The container's ID, zh: 容器的 ID}\n", ""},
+			&want{25, "steps[1].answer", "step second reads the learner's answer but has no answer: label"}},
+		{"label without an answer", validLab, []string{"    layers: [kubelet]\n", "    layers: [kubelet]\n    answer: {en: \"Which phase?\", zh: 哪个阶段？}\n"},
+			&want{14, "steps[0].answer", "step first has an answer: label but no check reads the answer"}},
+		{"label in one language", answerLab, []string{"    answer: {en: The container's ID, zh: 容器的 ID}", "    answer: {en: The container's ID}"},
+			&want{28, "steps[1].answer", "step second answer label needs a Chinese text"}},
+
+		// A count no value can miss.
+		{"count ge 0", validLab, []string{"expect: {equals: Running}", "expect: {count: {ge: 0}}"}, &want{18, "steps[0].checks[0].expect.count.ge", "count ge 0 always holds"}},
+		{"count lt 0", validLab, []string{"expect: {equals: Running}", "expect: {count: {lt: 0}}"}, &want{18, "steps[0].checks[0].expect.count.lt", "count lt 0 never holds"}},
+		{"count ge 1", validLab, []string{"expect: {equals: Running}", "expect: {count: {ge: 1}}"}, nil},
+	})
 }
 
 // Probes of resources and kinds the cluster does not have.
