@@ -110,7 +110,7 @@ func TestBrokenLabs(t *testing.T) {
 		{name: "unknown field", yaml: strings.Replace(validLab, "    layers: [kubelet]\n", "    layers: [kubelet]\n    color: red\n", 1),
 			file: "lab/lab.yaml", line: 14, message: `unknown field "color" in a step`},
 		{name: "bad duration", yaml: strings.Replace(validLab, "within: 30s", "within: soon", 1),
-			file: "lab/lab.yaml", line: 19, message: `invalid duration "soon": write it like 30s or 2m`},
+			file: "lab/lab.yaml", line: 19, message: "`within` wants a duration like 30s or 2m, got \"soon\""},
 		{name: "missing manifest", yaml: strings.Replace(validLab, "apply: manifests/pod.yaml", "apply: manifests/nope.yaml", 1),
 			file: "lab/lab.yaml", line: 9, message: "apply names manifests/nope.yaml, which is not in the lab folder"},
 		{name: "no hints", yaml: strings.Replace(validLab, "        hints:\n          - {en: Use crictl, zh: 用 crictl}\n", "", 1),

@@ -1,11 +1,11 @@
 package labs
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -16,16 +16,24 @@ import (
 
 // Problem is one thing wrong with a lab: where, and what to fix.
 type Problem struct {
-	File    string `json:"file"`
-	Line    int    `json:"line,omitempty"`
+	File string `json:"file"`
+	Line int    `json:"line,omitempty"`
+	// Field is the path of the field in lab.yaml, as Kubernetes writes
+	// one: steps[1].checks[0].expect.ge.
+	Field   string `json:"field,omitempty"`
 	Message string `json:"message"`
 }
 
 func (p Problem) String() string {
+	s := p.File
 	if p.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Message)
+		s += ":" + strconv.Itoa(p.Line)
 	}
-	return fmt.Sprintf("%s: %s", p.File, p.Message)
+	s += ": " + p.Message
+	if p.Field != "" {
+		s += " (at " + p.Field + ")"
+	}
+	return s
 }
 
 // Problems is a list of problems that is also an error.
@@ -59,14 +67,18 @@ func Load(fsys fs.FS, dir string, opts LoadOptions) (*Lab, Problems) {
 	if err != nil {
 		return nil, Problems{{File: display("lab.yaml"), Message: "cannot read lab.yaml: " + errMessage(err) + "; every lab folder needs one"}}
 	}
-	var lab Lab
-	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	dec.KnownFields(true)
-	if err := dec.Decode(&lab); err != nil {
-		return nil, yamlProblems(display("lab.yaml"), err)
-	}
+	file := display("lab.yaml")
 	var root yaml.Node
-	_ = yaml.Unmarshal(raw, &root)
+	if err := yaml.Unmarshal(raw, &root); err != nil {
+		return nil, yamlProblems(file, err)
+	}
+	if len(root.Content) == 0 {
+		return nil, Problems{{File: file, Message: "lab.yaml is empty; a lab needs id, title, summary, level, minutes and steps"}}
+	}
+	lab, problems, broken, ok := decodeLab(&root, raw, file)
+	if !ok {
+		return nil, inLineOrder(problems, file)
+	}
 	lab.Dir = dir
 	lab.Files = func(name string) ([]byte, error) {
 		clean := path.Clean(name)
@@ -75,12 +87,26 @@ func Load(fsys fs.FS, dir string, opts LoadOptions) (*Lab, Problems) {
 		}
 		return fs.ReadFile(fsys, path.Join(dir, clean))
 	}
-	v := &validator{lab: &lab, root: &root, file: display("lab.yaml"), langs: opts.Languages, display: display}
+	v := &validator{lab: lab, root: &root, file: file, langs: opts.Languages, display: display, broken: broken}
 	v.validate()
-	if len(v.problems) > 0 {
-		return nil, v.problems
+	problems = append(problems, v.problems...)
+	if len(problems) > 0 {
+		return nil, inLineOrder(problems, file)
 	}
-	return &lab, nil
+	return lab, nil
+}
+
+// inLineOrder sorts the problems of lab.yaml by line, before those of the
+// lab's other files, which keep their order.
+func inLineOrder(ps Problems, file string) Problems {
+	sort.SliceStable(ps, func(i, j int) bool {
+		a, b := ps[i], ps[j]
+		if (a.File == file) != (b.File == file) {
+			return a.File == file
+		}
+		return a.File == file && a.Line < b.Line
+	})
+	return ps
 }
 
 // LoadAll loads every lab folder (a folder with a lab.yaml) directly under
@@ -122,7 +148,7 @@ func LoadAll(fsys fs.FS, root string, opts LoadOptions) ([]*Lab, Problems) {
 	return labs, problems
 }
 
-var yamlLineRE = regexp.MustCompile(`line (\d+): (.*)`)
+var yamlLineRE = regexp.MustCompile(`(?s)^line (\d+): (.*)`)
 
 // typeWords turn Go type names in yaml errors into the lab format's words.
 var typeWords = map[string]string{
@@ -131,11 +157,24 @@ var typeWords = map[string]string{
 	"labs.KubeProbe": "a kube probe", "labs.CommandProbe": "a command probe", "labs.CrictlProbe": "a crictl probe",
 	"labs.EventsProbe": "an events probe", "labs.FileProbe": "a file probe", "labs.UnitProbe": "a unit probe",
 	"labs.HistoryProbe": "a history probe", "labs.ScriptProbe": "a script probe", "labs.NodeConditionProbe": "a nodeCondition probe",
-	"labs.AnswerProbe": "an answer probe", "labs.Text": "a text",
+	"labs.AnswerProbe": "an answer probe", "labs.Text": "a text in each language", "labs.Duration": "a duration like 30s or 2m",
+	"string": "a single value", "int": "a whole number", "float64": "a number", "bool": "true or false",
+	"[]string": "a list", "[]labs.Step": "a list", "[]labs.Check": "a list", "[]labs.Action": "a list", "[]labs.Text": "a list",
 }
 
-var notFoundRE = regexp.MustCompile(`field (\S+) not found in type (\S+)`)
+// yamlTags name YAML's kinds of value in the lab format's words.
+var yamlTags = map[string]string{"!!str": "a string", "!!int": "a number", "!!float": "a number", "!!bool": "true or false",
+	"!!seq": "a list", "!!map": "a map", "!!null": "nothing", "!!timestamp": "a date"}
 
+// syntaxHints say what usually causes a YAML syntax error.
+var syntaxHints = map[string]string{
+	"mapping values are not allowed in this context": `a value with ": " in it needs quotes`,
+	"found character that cannot start any token":    "indent with spaces, not tabs, and quote a value that starts with @ or `",
+	"did not find expected key":                      "check the indentation of this line and the ones above it",
+}
+
+// yamlProblems turns what the YAML decoder says into problems, for messages
+// decodeLab cannot place on a field: syntax errors, mostly.
 func yamlProblems(file string, err error) Problems {
 	var te *yaml.TypeError
 	var msgs []string
@@ -152,28 +191,45 @@ func yamlProblems(file string, err error) Problems {
 			p.Line, _ = strconv.Atoi(sub[1])
 			p.Message = sub[2]
 		}
-		if sub := notFoundRE.FindStringSubmatch(p.Message); sub != nil {
-			switch sub[2] {
-			case "labs.Probe":
-				p.Message = fmt.Sprintf("unknown probe %q; a probe is one of %s", sub[1], strings.Join(ProbeKinds, ", "))
-			case "labs.Matcher":
-				p.Message = fmt.Sprintf("unknown matcher %q; expect takes one of equals, notEquals, matches, contains, notContains, empty, nonEmpty, gt, ge, lt, le, count, sameAs, differsFrom (with minPrefix, ignoreCase)", sub[1])
-			case "labs.Action":
-				p.Message = fmt.Sprintf("unknown action %q; an action is one of apply, delete, copy (with to, node), run (with node, allowFail), wait, answer", sub[1])
-			default:
-				what := typeWords[sub[2]]
-				if what == "" {
-					what = sub[2]
-				}
-				p.Message = fmt.Sprintf("unknown field %q in %s", sub[1], what)
+		if sub := notFoundRE.FindStringSubmatch(m); sub != nil {
+			if t, ok := labTypes[sub[3]]; ok {
+				names, _ := yamlFields(t)
+				p.Message = unknownFieldMessage(sub[2], t, closest(sub[2], names))
+			} else {
+				p.Message = fmt.Sprintf("unknown field %q", sub[2])
 			}
+		} else if sub := typeErrRE.FindStringSubmatch(m); sub != nil {
+			want := typeWords[sub[3]]
+			if want == "" {
+				want = "another kind of value"
+			}
+			got := yamlTags[sub[2]]
+			if got == "" {
+				got = "a value tagged " + sub[2]
+			}
+			p.Message = fmt.Sprintf("a value here wants %s, got %s", want, got)
 		}
-		for goName, word := range typeWords {
-			p.Message = strings.ReplaceAll(p.Message, "into "+goName, "into "+word)
+		for msg, hint := range syntaxHints {
+			if strings.Contains(p.Message, msg) {
+				p.Message += "; " + hint
+			}
 		}
 		ps = append(ps, p)
 	}
 	return ps
+}
+
+// labTypes are the structs of the lab format by their Go names.
+var labTypes = map[string]reflect.Type{}
+
+func init() {
+	for _, t := range []reflect.Type{reflect.TypeFor[Lab](), reflect.TypeFor[Step](), reflect.TypeFor[Check](), reflect.TypeFor[Probe](),
+		reflect.TypeFor[Matcher](), reflect.TypeFor[Action](), reflect.TypeFor[Cluster](), reflect.TypeFor[WaitAction](),
+		reflect.TypeFor[KubeProbe](), reflect.TypeFor[NodeConditionProbe](), reflect.TypeFor[EventsProbe](), reflect.TypeFor[CommandProbe](),
+		reflect.TypeFor[FileProbe](), reflect.TypeFor[CrictlProbe](), reflect.TypeFor[UnitProbe](), reflect.TypeFor[HistoryProbe](),
+		reflect.TypeFor[AnswerProbe](), reflect.TypeFor[ScriptProbe]()} {
+		labTypes[t.String()] = t
+	}
 }
 
 func errMessage(err error) string {
@@ -184,10 +240,13 @@ func errMessage(err error) string {
 	return err.Error()
 }
 
-// UnmarshalYAML parses "90s" and reports the line of a bad duration.
+// UnmarshalYAML parses "90s". A bad duration is a type error, as a bad
+// number is, so that decoding goes on and reports the other mistakes too.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	if err := d.UnmarshalText([]byte(n.Value)); err != nil {
-		return fmt.Errorf("line %d: %v", n.Line, err)
+	if n.Kind == yaml.ScalarNode {
+		if err := d.UnmarshalText([]byte(n.Value)); err == nil {
+			return nil
+		}
 	}
-	return nil
+	return yamlTypeError(n, durationType.String())
 }

@@ -28,15 +28,29 @@ type validator struct {
 	langs    []string
 	display  func(string) string
 	problems Problems
+	// broken are the fields YAML could not decode; what is wrong around
+	// them follows from that and is already reported.
+	broken []brokenField
+	// custom are the resources the lab's CustomResourceDefinitions define.
+	custom []kubeResource
 }
 
 // at records a problem at the YAML node found by path (keys and indexes).
+// A path may end in a field that is missing: the problem is then at the
+// line of the map that lacks it.
 func (v *validator) at(where []any, format string, args ...any) {
-	v.problems = append(v.problems, Problem{File: v.file, Line: lineAt(v.root, where...), Message: fmt.Sprintf(format, args...)})
+	field := pathString(where)
+	for _, b := range v.broken {
+		if b.covers(field) {
+			return
+		}
+	}
+	v.problems = append(v.problems, Problem{File: v.file, Line: lineAt(v.root, where...), Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
 func (v *validator) validate() {
 	l := v.lab
+	v.custom = v.customResources()
 	if !idRE.MatchString(l.ID) {
 		v.at([]any{"id"}, "id %q must be 1 to 63 lowercase letters, digits and dashes", l.ID)
 	}
@@ -110,7 +124,7 @@ func (v *validator) step(i int, s *Step, seen map[string]int) {
 	}
 	v.text(append(where, "title"), "step "+s.ID+" title", s.Title)
 	if len(s.Layers) == 0 {
-		v.at(where, "step %s must name the layers it touches (layers: [...] from %s)", s.ID, strings.Join(Layers, ", "))
+		v.at(append(where, "layers"), "step %s must name the layers it touches (layers: [...] from %s)", s.ID, strings.Join(Layers, ", "))
 	}
 	for j, layer := range s.Layers {
 		if !slices.Contains(Layers, layer) {
@@ -129,20 +143,18 @@ func (v *validator) step(i int, s *Step, seen map[string]int) {
 		v.markdown(name, string(b))
 	}
 	if len(s.Checks) == 0 {
-		v.at(where, "step %s needs at least one check", s.ID)
+		v.at(append(where, "checks"), "step %s needs at least one check", s.ID)
 	}
 	for j := range s.Checks {
 		v.check(append(where, "checks", j), &s.Checks[j])
 	}
 	if len(s.Solve) == 0 {
-		v.at(where, "step %s has no solve actions: skip and `podpath labs test` need them", s.ID)
+		v.at(append(where, "solve"), "step %s has no solve actions: skip and `podpath labs test` need them", s.ID)
 	}
 	for j := range s.Solve {
 		v.action(append(where, "solve", j), &s.Solve[j], true)
 	}
-	if s.NeedsAnswer() && len(s.Answer) > 0 {
-		v.text(append(where, "answer"), "step "+s.ID+" answer label", s.Answer)
-	}
+	v.answerLabel(where, s)
 }
 
 func (v *validator) check(where []any, c *Check) {
@@ -154,9 +166,11 @@ func (v *validator) check(where []any, c *Check) {
 		}
 	} else {
 		v.matcher(append(where, "expect"), &c.Expect)
+		v.sameProbe(append(where, "expect"), &c.Probe, &c.Expect)
+		v.answerCompared(where, c)
 	}
 	if len(c.Hints) == 0 {
-		v.at(where, "a check needs hints: what to look at when it fails (the first one should not give the answer away)")
+		v.at(append(where, "hints"), "a check needs hints: what to look at when it fails (the first one should not give the answer away)")
 	}
 	for k, h := range c.Hints {
 		v.text(append(where, "hints", k), "hint", h)
@@ -176,14 +190,20 @@ func (v *validator) probe(where []any, p *Probe) {
 	kinds := p.kinds()
 	switch {
 	case len(kinds) == 0:
-		v.at(where, "a probe needs one of %s", strings.Join(ProbeKinds, ", "))
+		if k := v.emptyKey(where, ProbeKinds); k == "answer" {
+			v.at(append(where, k), "`answer:` has no value; an answer probe is written answer: {}")
+		} else if k != "" {
+			v.at(append(where, k), "`%s:` has no value; give the %s probe its fields", k, k)
+		} else {
+			v.at(where, "a probe needs one of %s", strings.Join(ProbeKinds, ", "))
+		}
 		return
 	case len(kinds) > 1:
 		v.at(where, "a probe sets %s; set exactly one", strings.Join(kinds, " and "))
 		return
 	}
 	if p.NodeCondition == nil && p.Node() == "" && slices.Contains([]string{"command", "file", "crictl", "unit", "history", "script"}, kinds[0]) {
-		v.at(append(where, kinds[0]), "a %s probe needs node: (controlplane, node01, ...)", kinds[0])
+		v.at(append(where, kinds[0], "node"), "a %s probe needs node: (controlplane, node01, ...)", kinds[0])
 	} else if n := p.Node(); n != "" {
 		v.node(append(where, kinds[0], "node"), n)
 	}
@@ -191,46 +211,56 @@ func (v *validator) probe(where []any, p *Probe) {
 	case p.Kube != nil:
 		k := p.Kube
 		if k.Resource == "" {
-			v.at(append(where, "kube"), "a kube probe needs resource: (pods, nodes, deployments, ...)")
+			v.at(append(where, "kube", "resource"), "a kube probe needs resource: (pods, nodes, deployments, ...)")
 		}
 		if k.Name != "" && (k.Selector != "" || k.FieldSelector != "") {
-			v.at(append(where, "kube"), "a kube probe reads one object by name or a list by selector, not both")
+			v.at(append(where, "kube", "name"), "a kube probe reads one object by name or a list by selector, not both")
+		}
+		if k.Resource != "" {
+			v.kubeResource(append(where, "kube", "resource"), k.Resource)
 		}
 		v.jsonpath(append(where, "kube", "jsonpath"), k.JSONPath)
 	case p.NodeCondition != nil:
 		if p.NodeCondition.Type == "" {
-			v.at(append(where, "nodeCondition"), "a nodeCondition probe needs type: (Ready, MemoryPressure, ...)")
+			v.at(append(where, "nodeCondition", "type"), "a nodeCondition probe needs type: (Ready, MemoryPressure, ...)")
 		}
 		if p.NodeCondition.Node == "" {
-			v.at(append(where, "nodeCondition"), "a nodeCondition probe needs node:")
+			v.at(append(where, "nodeCondition", "node"), "a nodeCondition probe needs node:")
 		}
 	case p.Events != nil:
 		e := p.Events
 		if e.Kind == "" || e.Name == "" {
-			v.at(append(where, "events"), "an events probe needs kind: and name: of the object whose events to read")
+			missing := "kind"
+			if e.Kind != "" {
+				missing = "name"
+			}
+			v.at(append(where, "events", missing), "an events probe needs kind: and name: of the object whose events to read")
+		}
+		if e.Kind != "" {
+			v.eventsKind(append(where, "events", "kind"), e.Kind)
 		}
 		if !slices.Contains([]string{"", "reason", "component", "message", "reason component"}, e.Field) {
 			v.at(append(where, "events", "field"), "field %q must be reason, component, message or \"reason component\"", e.Field)
 		}
 	case p.Command != nil:
 		if strings.TrimSpace(p.Command.Run) == "" {
-			v.at(append(where, "command"), "a command probe needs run: (a shell command)")
+			v.at(append(where, "command", "run"), "a command probe needs run: (a shell command)")
 		}
 		if !slices.Contains([]string{"", "stdout", "exitCode"}, p.Command.Output) {
 			v.at(append(where, "command", "output"), "output %q must be stdout or exitCode", p.Command.Output)
 		}
 	case p.File != nil:
 		if !strings.HasPrefix(p.File.Path, "/") {
-			v.at(append(where, "file"), "a file probe needs an absolute path:")
+			v.at(append(where, "file", "path"), "a file probe needs an absolute path:")
 		}
 	case p.Crictl != nil:
 		if strings.TrimSpace(p.Crictl.Command) == "" {
-			v.at(append(where, "crictl"), "a crictl probe needs command: (crictl's arguments, e.g. inspect <id>)")
+			v.at(append(where, "crictl", "command"), "a crictl probe needs command: (crictl's arguments, e.g. inspect <id>)")
 		}
 		v.jsonpath(append(where, "crictl", "jsonpath"), p.Crictl.JSONPath)
 	case p.Unit != nil:
 		if p.Unit.Unit == "" {
-			v.at(append(where, "unit"), "a unit probe needs unit: (kubelet, containerd, ...)")
+			v.at(append(where, "unit", "unit"), "a unit probe needs unit: (kubelet, containerd, ...)")
 		}
 	case p.History != nil:
 		if _, err := regexp.Compile(p.History.Matches); err != nil || p.History.Matches == "" {
@@ -238,7 +268,7 @@ func (v *validator) probe(where []any, p *Probe) {
 		}
 	case p.Script != nil:
 		if strings.TrimSpace(p.Script.Script) == "" {
-			v.at(append(where, "script"), "a script probe needs script:")
+			v.at(append(where, "script", "script"), "a script probe needs script:")
 		}
 	}
 }
@@ -265,15 +295,21 @@ func (v *validator) matcher(where []any, m *Matcher) {
 	kinds := m.kinds()
 	switch {
 	case len(kinds) == 0:
-		v.at(where, "a check needs expect: with one of equals, notEquals, matches, contains, notContains, empty, nonEmpty, gt, ge, lt, le, count, sameAs, differsFrom")
+		if k := v.emptyKey(where, matcherKinds); k != "" {
+			v.at(append(where, k), "`%s:` has no value; to compare with an empty value write %s: \"\" or use empty: true", k, k)
+		} else {
+			v.at(where, "a check needs expect: with one of %s", strings.Join(matcherKinds, ", "))
+		}
 		return
 	case len(kinds) > 1:
 		v.at(where, "expect sets %s; set exactly one", strings.Join(kinds, " and "))
 		return
 	}
 	if m.Matches != "" {
-		if _, err := regexp.Compile(m.Matches); err != nil {
+		if re, err := regexp.Compile(m.Matches); err != nil {
 			v.at(append(where, "matches"), "matches %q is not a regular expression: %v", m.Matches, err)
+		} else if matchesAnything(re) {
+			v.at(append(where, "matches"), "matches %q accepts every value, even an empty one, so the check cannot fail; write a pattern of what the right value looks like, or use nonEmpty: true to require a value", m.Matches)
 		}
 	}
 	if m.Count != nil {
@@ -281,6 +317,7 @@ func (v *validator) matcher(where []any, m *Matcher) {
 		if m.Count.SameAs != nil || m.Count.DiffersFrom != nil || m.Count.Count != nil {
 			v.at(append(where, "count"), "count compares a number: use equals, gt, ge, lt or le inside it")
 		}
+		v.countBounds(where, m)
 	}
 	if m.SameAs != nil {
 		v.probe(append(where, "sameAs"), m.SameAs)
@@ -296,7 +333,11 @@ func (v *validator) matcher(where []any, m *Matcher) {
 func (v *validator) action(where []any, a *Action, solve bool) {
 	kind := a.Kind()
 	if kind == "" {
-		v.at(where, "an action needs exactly one of apply, delete, copy, run, wait, answer")
+		if k := v.emptyKey(where, []string{"apply", "delete", "copy", "run", "wait", "answer"}); k != "" {
+			v.at(append(where, k), "`%s:` has no value", k)
+		} else {
+			v.at(where, "an action needs exactly one of apply, delete, copy, run, wait, answer")
+		}
 		return
 	}
 	if a.Node != "" {
@@ -306,7 +347,7 @@ func (v *validator) action(where []any, a *Action, solve bool) {
 		}
 	}
 	if (a.To != "") != (kind == "copy") || (kind == "copy" && !strings.HasPrefix(a.To, "/")) {
-		v.at(where, "copy needs to: an absolute path on the node (and to: belongs to copy only)")
+		v.at(append(where, "to"), "copy needs to: an absolute path on the node (and to: belongs to copy only)")
 	}
 	switch kind {
 	case "apply", "delete":
@@ -325,9 +366,10 @@ func (v *validator) action(where []any, a *Action, solve bool) {
 		v.probe(append(where, "wait", "probe"), &a.Wait.Probe)
 		if a.Wait.Probe.Script == nil {
 			v.matcher(append(where, "wait", "expect"), &a.Wait.Expect)
+			v.sameProbe(append(where, "wait", "expect"), &a.Wait.Probe, &a.Wait.Expect)
 		}
 		if a.Wait.Timeout <= 0 {
-			v.at(append(where, "wait"), "wait needs timeout: (e.g. 60s)")
+			v.at(append(where, "wait", "timeout"), "wait needs timeout: (e.g. 60s)")
 		}
 	case "answer":
 		if !solve {
