@@ -102,11 +102,26 @@ func probePodNetwork(ctx context.Context, c kubernetes.Interface, nodes []Node) 
 			}},
 		},
 	}
+	// Removed gracefully, and waited for: a Pod deleted with grace 0 leaves
+	// the API at once while its node still holds its sandbox and its IP
+	// (host-local IPAM releases the address at the sandbox's CNI DEL), and a
+	// lab that starts at once must find the node as a learner would.
 	defer func() {
-		bg := context.WithoutCancel(ctx)
-		for _, n := range []string{"podpath-probe-server", "podpath-probe-client"} {
-			_ = pods.Delete(bg, n, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+		bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
+		defer cancel()
+		one := int64(1)
+		names := []string{"podpath-probe-server", "podpath-probe-client"}
+		for _, n := range names {
+			_ = pods.Delete(bg, n, metav1.DeleteOptions{GracePeriodSeconds: &one})
 		}
+		_ = wait.PollUntilContextCancel(bg, readyPoll, true, func(ctx context.Context) (bool, error) {
+			for _, n := range names {
+				if _, err := pods.Get(ctx, n, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+					return false, nil
+				}
+			}
+			return true, nil
+		})
 	}()
 	if _, err := pods.Create(ctx, server, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create probe server Pod: %w", err)
