@@ -35,7 +35,7 @@ func (m *Manager) signClusterInfo(ctx context.Context, name string) {
 		case <-tick.C:
 		}
 		if client == nil {
-			kc, err := m.provider.KubeConfig(kindName(name), false)
+			kc, err := m.creatingKubeconfig(ctx, name)
 			if err != nil {
 				continue
 			}
@@ -108,7 +108,7 @@ func signClusterInfoOnce(ctx context.Context, c kubernetes.Interface) (bool, err
 // the CoreDNS Pods still wait for a Ready node, so the rollout it starts
 // replaces Pods that never ran. Failures only leave the probe as it was.
 func (m *Manager) quickCoreDNSReadiness(ctx context.Context, name string) {
-	kc, err := m.provider.KubeConfig(kindName(name), false)
+	kc, err := m.creatingKubeconfig(ctx, name)
 	if err != nil {
 		return
 	}
@@ -125,4 +125,14 @@ func (m *Manager) quickCoreDNSReadiness(ctx context.Context, name string) {
 	if _, err := c.AppsV1().Deployments(metav1.NamespaceSystem).Patch(ctx, "coredns", types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		m.log.Warn("could not shorten CoreDNS's readiness probe period", "sandbox", name, "err", err)
 	}
+}
+
+// creatingKubeconfig is the admin kubeconfig of a sandbox kind is still
+// creating (Kubeconfig caches, and would keep one read too early).
+func (m *Manager) creatingKubeconfig(ctx context.Context, name string) (string, error) {
+	nodes, err := m.nodes(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	return adminKubeconfig(ctx, nodes[0])
 }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -206,8 +207,8 @@ func (m *Manager) eachContainer(ctx context.Context, name, verb, from string) er
 
 // Kubeconfig returns an admin kubeconfig for the sandbox's API server as
 // published on this host.
-// It is kept per control-plane container: kind's provider reads it with
-// the docker CLI, and it does not change for the container's life.
+// It is kept per control-plane container: it does not change for the
+// container's life.
 func (m *Manager) Kubeconfig(ctx context.Context, name string) (string, error) {
 	info, err := m.Get(ctx, name)
 	if err != nil {
@@ -217,9 +218,15 @@ func (m *Manager) Kubeconfig(ctx context.Context, name string) (string, error) {
 	if v, ok := m.kubeconfigs.Load(key); ok && key != "" {
 		return v.(string), nil
 	}
-	cfg, err := m.provider.KubeConfig(kindName(name), false)
+	cfg, err := adminKubeconfig(ctx, info.Nodes[0])
 	if err != nil {
-		return "", fmt.Errorf("kubeconfig of sandbox %s: %w", name, err)
+		// kind's provider reads it with the docker CLI: slower, but it
+		// knows every way kind publishes the port
+		var kerr error
+		if cfg, kerr = m.provider.KubeConfig(kindName(name), false); kerr != nil {
+			return "", fmt.Errorf("kubeconfig of sandbox %s: %w (and through kind: %v)", name, err, kerr)
+		}
+		m.log.Warn("read the kubeconfig through kind's docker CLI", "sandbox", name, "err", err)
 	}
 	if key != "" {
 		m.kubeconfigs.Store(key, cfg)
@@ -248,4 +255,30 @@ func (m *Manager) Client(ctx context.Context, name string) (kubernetes.Interface
 		return nil, err
 	}
 	return kubernetes.NewForConfig(cfg)
+}
+
+// adminKubeconfig reads the control plane's /etc/kubernetes/admin.conf
+// through the Docker Engine API and points it at the API server's port as
+// this host publishes it, as kind's provider does with the docker CLI.
+func adminKubeconfig(ctx context.Context, cp Node) (string, error) {
+	if cp.apiAddr == "" {
+		return "", fmt.Errorf("node %s publishes no API server port", cp.Container)
+	}
+	var out, errOut bytes.Buffer
+	code, err := dockercli.Exec(ctx, cp.Container, []string{"cat", "/etc/kubernetes/admin.conf"}, nil, &out, &errOut)
+	if err != nil {
+		return "", err
+	}
+	if code != 0 {
+		return "", fmt.Errorf("read admin.conf on %s: %s", cp.Container, strings.TrimSpace(errOut.String()))
+	}
+	cfg, err := clientcmd.Load(out.Bytes())
+	if err != nil {
+		return "", fmt.Errorf("admin.conf on %s: %w", cp.Container, err)
+	}
+	for _, c := range cfg.Clusters {
+		c.Server = "https://" + cp.apiAddr
+	}
+	b, err := clientcmd.Write(*cfg)
+	return string(b), err
 }

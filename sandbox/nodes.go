@@ -29,6 +29,9 @@ type Node struct {
 	// id is the container's Docker id: a node re-created under the same
 	// name has another.
 	id string
+	// apiAddr is where this host publishes the node's API server port
+	// (control plane only).
+	apiAddr string
 }
 
 // The labels kind puts on its node containers.
@@ -50,7 +53,7 @@ func (m *Manager) nodes(ctx context.Context, name string) ([]Node, error) {
 	var cp []Node
 	var workers []Node
 	for _, c := range list {
-		node := Node{Container: c.Name, Role: c.Labels[kindRoleLabel], State: c.State, id: c.ID}
+		node := Node{Container: c.Name, Role: c.Labels[kindRoleLabel], State: c.State, id: c.ID, apiAddr: c.Published["6443/tcp"]}
 		if len(c.IPs) > 0 {
 			node.IP = c.IPs[0]
 		}

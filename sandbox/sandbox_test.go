@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"k8s.io/client-go/tools/clientcmd"
 	"strconv"
 	"strings"
 	"testing"
@@ -109,6 +110,25 @@ func TestSandbox(t *testing.T) {
 			t.Errorf("node %s is not Ready after Create returned", n.Name)
 		}
 	}
+
+	t.Run("kubeconfig through the Engine API, no docker CLI", func(t *testing.T) {
+		kc, err := sandbox.EngineKubeconfig(ctx, m, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := clientcmd.RESTConfigFromKubeConfig([]byte(kc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil || len(nodes.Items) != 2 || !strings.HasPrefix(cfg.Host, "https://127.0.0.1:") {
+			t.Errorf("through %s: %d nodes, %v", cfg.Host, len(nodes.Items), err)
+		}
+	})
 
 	t.Run("unknown node and duplicate name", func(t *testing.T) {
 		_, err := m.Exec(ctx, name, "node07", []string{"true"}, nil, nil, nil)

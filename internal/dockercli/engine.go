@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -197,6 +199,9 @@ type Container struct {
 	State  string // running, paused, exited, ...
 	Labels map[string]string
 	IPs    []string // one per network
+	// Published maps a container port ("6443/tcp") to where the host
+	// publishes it ("127.0.0.1:40123").
+	Published map[string]string
 }
 
 // Containers lists the containers (running or not) that carry label=value.
@@ -216,6 +221,19 @@ func Containers(ctx context.Context, label, value string) ([]Container, error) {
 			name = strings.TrimPrefix(ct.Names[0], "/")
 		}
 		co := Container{ID: ct.ID, Name: name, State: ct.State, Labels: ct.Labels}
+		for _, p := range ct.Ports {
+			if p.PublicPort == 0 {
+				continue
+			}
+			if co.Published == nil {
+				co.Published = map[string]string{}
+			}
+			ip := p.IP
+			if ip == "" || ip == "0.0.0.0" || ip == "::" {
+				ip = "127.0.0.1"
+			}
+			co.Published[fmt.Sprintf("%d/%s", p.PrivatePort, p.Type)] = net.JoinHostPort(ip, strconv.Itoa(int(p.PublicPort)))
+		}
 		if ct.NetworkSettings != nil {
 			nets := make([]string, 0, len(ct.NetworkSettings.Networks))
 			for n := range ct.NetworkSettings.Networks {
