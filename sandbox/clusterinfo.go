@@ -35,18 +35,11 @@ func (m *Manager) signClusterInfo(ctx context.Context, name string) {
 		case <-tick.C:
 		}
 		if client == nil {
-			kc, err := m.creatingKubeconfig(ctx, name)
+			c, err := m.creatingClient(ctx, name, 2*time.Second)
 			if err != nil {
 				continue
 			}
-			cfg, err := clientcmd.RESTConfigFromKubeConfig([]byte(kc))
-			if err != nil {
-				return
-			}
-			cfg.Timeout = 2 * time.Second
-			if client, err = kubernetes.NewForConfig(cfg); err != nil {
-				return
-			}
+			client = c
 		}
 		if signed, err := signClusterInfoOnce(ctx, client); err == nil && signed {
 			return
@@ -108,16 +101,7 @@ func signClusterInfoOnce(ctx context.Context, c kubernetes.Interface) (bool, err
 // the CoreDNS Pods still wait for a Ready node, so the rollout it starts
 // replaces Pods that never ran. Failures only leave the probe as it was.
 func (m *Manager) quickCoreDNSReadiness(ctx context.Context, name string) {
-	kc, err := m.creatingKubeconfig(ctx, name)
-	if err != nil {
-		return
-	}
-	cfg, err := clientcmd.RESTConfigFromKubeConfig([]byte(kc))
-	if err != nil {
-		return
-	}
-	cfg.Timeout = 5 * time.Second
-	c, err := kubernetes.NewForConfig(cfg)
+	c, err := m.creatingClient(ctx, name, 5*time.Second)
 	if err != nil {
 		return
 	}
@@ -135,4 +119,19 @@ func (m *Manager) creatingKubeconfig(ctx context.Context, name string) (string, 
 		return "", err
 	}
 	return adminKubeconfig(ctx, nodes[0])
+}
+
+// creatingClient is a client of a sandbox kind is still creating, whose
+// requests give up after timeout.
+func (m *Manager) creatingClient(ctx context.Context, name string, timeout time.Duration) (kubernetes.Interface, error) {
+	kc, err := m.creatingKubeconfig(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig([]byte(kc))
+	if err != nil {
+		return nil, err
+	}
+	cfg.Timeout = timeout
+	return kubernetes.NewForConfig(cfg)
 }
