@@ -420,37 +420,16 @@ func templateMessage(err error) string {
 // lineAt finds the line of the YAML node at path (map keys and sequence
 // indexes), or of the deepest node found on the way.
 func lineAt(root *yaml.Node, path ...any) int {
-	n := root
-	if n != nil && n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
-		n = n.Content[0]
-	}
+	n := document(root)
 	if n == nil {
 		return 0
 	}
-	line := n.Line
 	for _, p := range path {
-		var next *yaml.Node
-		switch key := p.(type) {
-		case string:
-			if n.Kind == yaml.MappingNode {
-				for i := 0; i+1 < len(n.Content); i += 2 {
-					if n.Content[i].Value == key {
-						next = n.Content[i+1]
-						line = n.Content[i].Line
-						break
-					}
-				}
-			}
-		case int:
-			if n.Kind == yaml.SequenceNode && key < len(n.Content) {
-				next = n.Content[key]
-			}
-		}
+		next := child(n, p)
 		if next == nil {
-			return line
+			break
 		}
 		n = next
-		line = n.Line
 	}
-	return line
+	return n.Line
 }

@@ -599,31 +599,40 @@ func (v *validator) emptyKey(where []any, names []string) string {
 
 // nodeAt finds the YAML node at path (map keys and sequence indexes), or nil.
 func nodeAt(root *yaml.Node, path ...any) *yaml.Node {
-	n := root
-	if n != nil && n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
-		n = n.Content[0]
-	}
+	n := document(root)
 	for _, p := range path {
 		if n == nil {
 			return nil
 		}
-		var next *yaml.Node
-		switch key := p.(type) {
-		case string:
-			if n.Kind == yaml.MappingNode {
-				for i := 0; i+1 < len(n.Content); i += 2 {
-					if n.Content[i].Value == key {
-						next = n.Content[i+1]
-						break
-					}
-				}
-			}
-		case int:
-			if n.Kind == yaml.SequenceNode && key >= 0 && key < len(n.Content) {
-				next = n.Content[key]
-			}
-		}
-		n = next
+		n = child(n, p)
 	}
 	return n
+}
+
+// document is the top node of a parsed file.
+func document(root *yaml.Node) *yaml.Node {
+	if root != nil && root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
+		return root.Content[0]
+	}
+	return root
+}
+
+// child is the value under map key p (a string) or the item at index p (an
+// int) of n, or nil.
+func child(n *yaml.Node, p any) *yaml.Node {
+	switch key := p.(type) {
+	case string:
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == key {
+					return n.Content[i+1]
+				}
+			}
+		}
+	case int:
+		if n.Kind == yaml.SequenceNode && key >= 0 && key < len(n.Content) {
+			return n.Content[key]
+		}
+	}
+	return nil
 }
