@@ -148,11 +148,24 @@ func (v *validator) answerCompared(where []any, c *Check) {
 	}
 	switch k := c.Expect.Kind(); k {
 	case "", "sameAs", "differsFrom":
+	case "equals", "contains", "matches":
+		if !perSession(c.Expect) {
+			v.at(append(where, "expect", k), "the answer is compared with a value written in the lab (%s): anyone can read it here, and every session shares it; compare the answer with sameAs: and a probe that reads the real value, or with a value drawn per session ({{ .Values.NAME }})", k)
+		}
 	case "empty", "nonEmpty":
 		v.at(append(where, "expect", k), "%s only asks whether an answer was typed, not whether it is right; compare the answer with sameAs: and a probe that reads the real value", k)
 	default:
 		v.at(append(where, "expect", k), "the answer is compared with a value written in the lab (%s): the learner's cluster may show another one, and anyone can read it here; compare the answer with sameAs: and a probe that reads the real value", k)
 	}
+}
+
+// perSession says a matcher's literal is filled with a session's values.
+func perSession(m Matcher) bool {
+	s := m.Matches + m.Contains
+	if m.Equals != nil {
+		s += *m.Equals
+	}
+	return strings.Contains(s, "{{") && strings.Contains(s, ".Values.")
 }
 
 // sameProbe catches a comparison of a probe with itself.

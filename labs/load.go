@@ -157,7 +157,7 @@ var typeWords = map[string]string{
 	"labs.KubeProbe": "a kube probe", "labs.CommandProbe": "a command probe", "labs.CrictlProbe": "a crictl probe",
 	"labs.EventsProbe": "an events probe", "labs.FileProbe": "a file probe", "labs.UnitProbe": "a unit probe",
 	"labs.HistoryProbe": "a history probe", "labs.ScriptProbe": "a script probe", "labs.NodeConditionProbe": "a nodeCondition probe",
-	"labs.AnswerProbe": "an answer probe", "labs.Text": "a text in each language", "labs.Duration": "a duration like 30s or 2m",
+	"labs.AnswerProbe": "an answer probe", "labs.Value": "a value", "labs.IntRange": "int: {min, max}", "[]labs.Value": "a list", "labs.Text": "a text in each language", "labs.Duration": "a duration like 30s or 2m",
 	"string": "a single value", "int": "a whole number", "float64": "a number", "bool": "true or false",
 	"[]string": "a list", "[]labs.Step": "a list", "[]labs.Check": "a list", "[]labs.Action": "a list", "[]labs.Text": "a list",
 }
@@ -227,7 +227,7 @@ func init() {
 		reflect.TypeFor[Matcher](), reflect.TypeFor[Action](), reflect.TypeFor[Cluster](), reflect.TypeFor[WaitAction](),
 		reflect.TypeFor[KubeProbe](), reflect.TypeFor[NodeConditionProbe](), reflect.TypeFor[EventsProbe](), reflect.TypeFor[CommandProbe](),
 		reflect.TypeFor[FileProbe](), reflect.TypeFor[CrictlProbe](), reflect.TypeFor[UnitProbe](), reflect.TypeFor[HistoryProbe](),
-		reflect.TypeFor[AnswerProbe](), reflect.TypeFor[ScriptProbe]()} {
+		reflect.TypeFor[AnswerProbe](), reflect.TypeFor[ScriptProbe](), reflect.TypeFor[Value](), reflect.TypeFor[IntRange]()} {
 		labTypes[t.String()] = t
 	}
 }

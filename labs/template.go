@@ -15,6 +15,8 @@ type TemplateData struct {
 	Nodes map[string]string
 	// Images are the workload images preloaded on every node.
 	Images Images
+	// Values are the session's drawn values (Lab.Values).
+	Values Values
 }
 
 // Images names the preloaded workload images.
@@ -27,7 +29,7 @@ type Images struct {
 // step text before any cluster exists.
 func SampleData(l *Lab) TemplateData {
 	d := TemplateData{Cluster: "sample", Nodes: map[string]string{names.ControlPlane: names.ControlPlane},
-		Images: Images{Nginx: "nginx-image", Tools: "tools-image"}}
+		Images: Images{Nginx: "nginx-image", Tools: "tools-image"}, Values: l.SampleValues()}
 	for i := 1; i <= l.Cluster.Workers; i++ {
 		n := names.Worker(i)
 		d.Nodes[n] = n
@@ -37,7 +39,7 @@ func SampleData(l *Lab) TemplateData {
 
 // Render returns Markdown md with data filled in.
 func Render(name, md string, data TemplateData) (string, error) {
-	t, err := template.New(name).Option("missingkey=error").Parse(md)
+	t, err := template.New(name).Option("missingkey=error").Funcs(templateFuncs).Parse(md)
 	if err != nil {
 		return "", err
 	}

@@ -37,9 +37,12 @@ type Lab struct {
 	Level   string `yaml:"level" json:"level"`
 	Minutes int    `yaml:"minutes" json:"minutes"`
 	// Order places the lab in the track; labs sort by it.
-	Order   int      `yaml:"order" json:"order"`
-	Cluster Cluster  `yaml:"cluster" json:"cluster"`
-	Setup   []Action `yaml:"setup,omitempty" json:"-"`
+	Order   int     `yaml:"order" json:"order"`
+	Cluster Cluster `yaml:"cluster" json:"cluster"`
+	// Values are drawn for each session and fill {{ .Values.name }} in
+	// the lab's files (see Lab.For).
+	Values []Value  `yaml:"values,omitempty" json:"-"`
+	Setup  []Action `yaml:"setup,omitempty" json:"-"`
 	// Cleanup undoes what the lab did, for labs that share a cluster in
 	// `podpath labs test`.
 	Cleanup []Action `yaml:"cleanup,omitempty" json:"-"`
@@ -50,6 +53,8 @@ type Lab struct {
 	Files FileFunc `yaml:"-" json:"-"`
 	// Intro is the Markdown shown before the first step, by language.
 	Intro Text `yaml:"-" json:"-"`
+	// Vals are the values this copy of the lab was filled with (For).
+	Vals Values `yaml:"-" json:"-"`
 }
 
 // FileFunc reads a file of a lab by its path inside the lab folder.

@@ -65,6 +65,7 @@ func (v *validator) validate() {
 	if l.Cluster.Workers < 0 || l.Cluster.Workers > 5 {
 		v.at([]any{"cluster", "workers"}, "cluster.workers must be 0 to 5, not %d", l.Cluster.Workers)
 	}
+	v.values()
 	for i := range l.Setup {
 		v.action([]any{"setup", i}, &l.Setup[i], false)
 	}
@@ -379,8 +380,17 @@ func (v *validator) action(where []any, a *Action, solve bool) {
 	}
 }
 
-// manifest checks that a manifest is YAML of Kubernetes objects.
+// manifest checks that a manifest is YAML of Kubernetes objects (once
+// filled with the sample values, when it uses the session's values).
 func (v *validator) manifest(where []any, file string, b []byte) {
+	if bytes.Contains(b, []byte("{{")) {
+		s, err := expand(file, string(b), SampleData(v.lab))
+		if err != nil {
+			v.problems = append(v.problems, Problem{File: v.display(file), Message: valuesMessage(err)})
+			return
+		}
+		b = []byte(s)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	for i := 0; ; i++ {
 		var obj map[string]any
@@ -403,7 +413,7 @@ func (v *validator) manifest(where []any, file string, b []byte) {
 
 // markdown checks that a step's text is a valid template over TemplateData.
 func (v *validator) markdown(name, body string) {
-	t, err := template.New(name).Option("missingkey=error").Parse(body)
+	t, err := template.New(name).Option("missingkey=error").Funcs(templateFuncs).Parse(body)
 	if err != nil {
 		v.problems = append(v.problems, Problem{File: v.display(name), Message: templateMessage(err)})
 		return
@@ -414,7 +424,7 @@ func (v *validator) markdown(name, body string) {
 }
 
 func templateMessage(err error) string {
-	return "template: " + strings.TrimPrefix(err.Error(), "template: ") + " (step text may use {{ .Nodes.node01 }}, {{ .Images.Nginx }}, {{ .Images.Tools }}, {{ .Cluster }})"
+	return "template: " + noEntryRE.ReplaceAllString(strings.TrimPrefix(err.Error(), "template: "), `no value "$1" is declared under values:`) + " (step text may use {{ .Nodes.node01 }}, {{ .Images.Nginx }}, {{ .Images.Tools }}, {{ .Cluster }}, {{ .Values.NAME }})"
 }
 
 // lineAt finds the line of the YAML node at path (map keys and sequence
