@@ -119,6 +119,21 @@ func (l *Lab) DrawOther(r *rand.Rand, prev Values) Values {
 	return vals
 }
 
+// Complete returns vals with a value drawn for each one the lab declares
+// that vals lacks (a session started before its lab gained a value).
+func (l *Lab) Complete(vals Values, r *rand.Rand) Values {
+	out := Values{}
+	for k, v := range vals {
+		out[k] = v
+	}
+	for i := range l.Values {
+		if _, ok := out[l.Values[i].Name]; !ok {
+			out[l.Values[i].Name] = l.Values[i].draw(r, -1)
+		}
+	}
+	return out
+}
+
 // SampleValues are the first choice of each value (a fixed draw).
 func (l *Lab) SampleValues() Values {
 	vals := Values{}

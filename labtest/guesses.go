@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/podpath/podpath/grader"
+	"github.com/podpath/podpath/internal/names"
 	"github.com/podpath/podpath/labs"
 )
 
@@ -26,8 +27,9 @@ var (
 // step: the empty answer, every code span and every word or number of the
 // step's text, its check names and hints and the lab's summary, in every
 // language (issue 9: an answer printed anywhere the learner can read must
-// not pass).
-func answerGuesses(lab *labs.Lab, step *labs.Step) []string {
+// not pass); then what another session of the lab would pass with: the
+// values its answer checks expect, and the words of its texts.
+func answerGuesses(lab *labs.Lab, step *labs.Step, other *labs.Lab, otherStep *labs.Step) []string {
 	seen := map[string]bool{"": true}
 	out := []string{""}
 	add := func(s string) {
@@ -38,8 +40,48 @@ func answerGuesses(lab *labs.Lab, step *labs.Step) []string {
 		seen[s] = true
 		out = append(out, s)
 	}
+	words := func(lab *labs.Lab, step *labs.Step) {
+		all := textsOf(lab, step)
+		// code spans first: they are where an answer is most often shown
+		for _, s := range all {
+			for _, m := range codeSpan.FindAllStringSubmatch(s, -1) {
+				add(m[1])
+			}
+		}
+		for _, s := range all {
+			for _, w := range valueWord.FindAllString(s, -1) {
+				add(w)
+			}
+		}
+	}
+	words(lab, step)
+	if other != nil && otherStep != nil && len(other.Vals) > 0 {
+		for _, v := range expectedLiterals(otherStep) {
+			add(v)
+		}
+		words(other, otherStep)
+	}
+	return out
+}
+
+// textsOf are the texts a learner reads around a step, step text rendered
+// as the lab page renders it.
+func textsOf(lab *labs.Lab, step *labs.Step) []string {
+	body := labs.Text{}
+	data := labs.SampleData(lab)
+	data.Images = labs.Images{Nginx: names.NginxImage, Tools: names.ToolsImage}
+	if lab.Vals != nil {
+		data.Values = lab.Vals
+	}
+	for l, md := range step.Body {
+		if r, err := labs.Render(step.ID, md, data); err == nil {
+			body[l] = r
+		} else {
+			body[l] = md
+		}
+	}
 	var texts []labs.Text
-	texts = append(texts, lab.Summary, step.Title, step.Body, step.Answer)
+	texts = append(texts, lab.Summary, step.Title, body, step.Answer)
 	for _, c := range step.Checks {
 		texts = append(texts, c.Name)
 		texts = append(texts, c.Hints...)
@@ -55,15 +97,27 @@ func answerGuesses(lab *labs.Lab, step *labs.Step) []string {
 			all = append(all, t[l])
 		}
 	}
-	// code spans first: they are where an answer is most often shown
-	for _, s := range all {
-		for _, m := range codeSpan.FindAllStringSubmatch(s, -1) {
-			add(m[1])
+	return all
+}
+
+// expectedLiterals are the values a step's answer checks compare with when
+// the lab writes them (filled with a session's values): what that session
+// would type.
+func expectedLiterals(step *labs.Step) []string {
+	var out []string
+	for _, c := range step.Checks {
+		if c.Probe.Answer == nil {
+			continue
 		}
-	}
-	for _, s := range all {
-		for _, w := range valueWord.FindAllString(s, -1) {
-			add(w)
+		m := c.Expect
+		if m.Equals != nil {
+			out = append(out, *m.Equals)
+		}
+		if m.Contains != "" {
+			out = append(out, m.Contains)
+		}
+		if lit := strings.TrimSuffix(strings.TrimPrefix(m.Matches, "^"), "$"); lit != "" && regexp.QuoteMeta(lit) == lit {
+			out = append(out, lit)
 		}
 	}
 	return out
@@ -89,7 +143,7 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 
 // honesty tries the guesses on a step whose solve has not run, and returns
 // how many it tried and the ones the step passed with.
-func honesty(ctx context.Context, g *grader.Grader, target grader.Target, step *labs.Step, lab *labs.Lab, since time.Time) (tried []string, fooled []string) {
+func honesty(ctx context.Context, g *grader.Grader, target grader.Target, step *labs.Step, lab *labs.Lab, otherStep *labs.Step, other *labs.Lab, since time.Time) (tried []string, fooled []string) {
 	nodes := map[string]bool{}
 	for _, c := range step.Checks {
 		if c.Probe.History != nil {
@@ -112,13 +166,13 @@ func honesty(ctx context.Context, g *grader.Grader, target grader.Target, step *
 	if !step.NeedsAnswer() {
 		return tried, fooled
 	}
-	for _, guess := range answerGuesses(lab, step) {
+	for _, guess := range answerGuesses(lab, step, other, otherStep) {
 		if guess == "" {
 			continue // the waited check above had the empty answer
 		}
 		tried = append(tried, strconv.Quote(guess))
 		if grader.Passed(g.CheckStep(ctx, step, grader.Options{NoWait: true, Attempt: 1, Since: since, Answer: guess})) {
-			fooled = append(fooled, fmt.Sprintf("the answer %q, which the lab's texts show, passes", guess))
+			fooled = append(fooled, fmt.Sprintf("the answer %q, which the lab's texts or another session show, passes", guess))
 		}
 	}
 	return tried, fooled

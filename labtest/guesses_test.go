@@ -13,7 +13,7 @@ func TestAnswerGuessesTakeWhatTheTextsShow(t *testing.T) {
 		Body:   labs.Text{"en": "The quota is `cpu.cfs_quota_us`: read it.", "zh": "读取 25000 这个值"},
 		Checks: []labs.Check{{Name: labs.Text{"en": "exit code"}, Hints: []labs.Text{{"en": "128+9 is 137"}}}},
 	}
-	got := answerGuesses(lab, step)
+	got := answerGuesses(lab, step, nil, nil)
 	for _, want := range []string{"", "10.96.0.10", "cpu.cfs_quota_us", "25000", "137", "128+9"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("guesses %q lack %q", got, want)
@@ -23,6 +23,37 @@ func TestAnswerGuessesTakeWhatTheTextsShow(t *testing.T) {
 		t.Errorf("code spans go first, got %q", got[:3])
 	}
 }
+
+// Another session's expected answers and the text it reads are guesses
+// too, and the step text is read as rendered with the session's values.
+func TestAnswerGuessesTakeAnotherSessions(t *testing.T) {
+	lab := &labs.Lab{ID: "v", Values: []labs.Value{{Name: "cpu", OneOf: []string{"200", "300"}}}}
+	step := labs.Step{ID: "s",
+		Body:   labs.Text{"en": "Set the limit to `{{ .Values.cpu }}m`."},
+		Checks: []labs.Check{{Name: labs.Text{"en": "quota"}, Probe: labs.Probe{Answer: &labs.AnswerProbe{}}, Expect: labs.Matcher{Equals: strp("{{ mul .Values.cpu 100 }}")}}},
+	}
+	lab.Steps = []labs.Step{step}
+	mine, err := lab.For(labs.Values{"cpu": "200"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := lab.For(labs.Values{"cpu": "300"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := answerGuesses(mine, &mine.Steps[0], theirs, &theirs.Steps[0])
+	for _, want := range []string{"200m", "30000", "300m"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("guesses %q lack %q", got, want)
+		}
+	}
+	// This session's own expected value is not in its texts: not guessed.
+	if slices.Contains(got, "20000") {
+		t.Errorf("guesses %q hold this session's answer, which no text shows", got)
+	}
+}
+
+func strp(s string) *string { return &s }
 
 func TestTypedNotRun(t *testing.T) {
 	step := &labs.Step{Solve: []labs.Action{{Run: "crictl pods --name box\nprintf '#%s\\n%s\\n' x y >> /root/.bash_history"}}}

@@ -9,6 +9,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"math/rand/v2"
+	"sort"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -196,6 +198,23 @@ func labIDs(list []*labs.Lab) string {
 }
 
 func runLab(ctx context.Context, target grader.Target, lab *labs.Lab, res LabResult, strict bool, logf func(string, ...any)) LabResult {
+	// A session of the lab: its values drawn as Start draws them, and
+	// another session's, whose answers must not pass on this one.
+	r := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	mine, theirs := lab.Draw(r), labs.Values(nil)
+	if len(lab.Values) > 0 {
+		theirs = lab.DrawOther(r, mine)
+		logf("   values: %s; another session's: %s", valuesString(mine), valuesString(theirs))
+	}
+	other, err := lab.For(theirs)
+	if err == nil {
+		lab, err = lab.For(mine)
+	}
+	if err != nil {
+		res.SetupErr = fmt.Errorf("values: %w", err)
+		logf("   values failed: %v", err)
+		return res
+	}
 	g := grader.New(target, lab)
 	if err := g.Run(ctx, lab.Setup, nil); err != nil {
 		res.SetupErr = fmt.Errorf("setup: %w", err)
@@ -216,7 +235,7 @@ func runLab(ctx context.Context, target grader.Target, lab *labs.Lab, res LabRes
 		// ... and the step must not pass with what a learner could take
 		// without working: the solve's commands typed as comments and
 		// echoed, and every value the texts show as the answer.
-		sr.Guesses, sr.Fooled = honesty(ctx, g, target, step, lab, start)
+		sr.Guesses, sr.Fooled = honesty(ctx, g, target, step, lab, &other.Steps[i], other, start)
 		sr.strict = strict
 		var answer string
 		if err := g.Run(ctx, step.Solve, &answer); err != nil {
@@ -263,6 +282,19 @@ func runLab(ctx context.Context, target grader.Target, lab *labs.Lab, res LabRes
 		}
 	}
 	return res
+}
+
+func valuesString(v labs.Values) string {
+	keys := make([]string, 0, len(v))
+	for k := range v {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b []string
+	for _, k := range keys {
+		b = append(b, k+"="+v[k])
+	}
+	return strings.Join(b, " ")
 }
 
 func errString(err error) []string {

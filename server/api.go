@@ -330,7 +330,7 @@ func (s *Server) sessionView(c echo.Context, sess *store.LabSession) (*SessionVi
 	if err != nil {
 		return nil, err
 	}
-	l := labs.Find(s.labs, sess.LabID)
+	l := s.engine.SessionLab(sess)
 	if l == nil {
 		v.LabTitle = sess.LabID
 		return v, nil
@@ -427,6 +427,7 @@ func (s *Server) templateData(sbName string, l *labs.Lab) labs.TemplateData {
 	d := labs.SampleData(l)
 	d.Cluster = sbName
 	d.Images = labs.Images{Nginx: names.NginxImage, Tools: names.ToolsImage}
+	d.Values = l.Vals
 	return d
 }
 

@@ -220,7 +220,7 @@ func (s *Server) pageSession(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	l := labs.Find(s.labs, sess.LabID)
+	l := s.engine.SessionLab(sess)
 	if l == nil {
 		return apiError(http.StatusGone, "lab "+sess.LabID+" is no longer installed on this server")
 	}

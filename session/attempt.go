@@ -19,7 +19,7 @@ func (e *Engine) Attempt(ctx context.Context, sess *store.LabSession, stepID, an
 	if sess.State != store.SessionActive {
 		return nil, errorf(ErrGone, "this session has ended; start the lab again")
 	}
-	lab := e.Lab(sess.LabID)
+	lab := e.SessionLab(sess)
 	if lab == nil {
 		return nil, errorf(ErrGone, "lab %s is no longer installed on this server", sess.LabID)
 	}

@@ -13,10 +13,12 @@ package session
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -175,6 +177,33 @@ func (e *Engine) OnEnd(fn func(uuid.UUID)) {
 // Lab returns an installed lab by id, or nil.
 func (e *Engine) Lab(id string) *labs.Lab { return labs.Find(e.labs, id) }
 
+// SessionLab returns the lab as the session sees it, filled with the values
+// drawn at its Start; nil when the lab is no longer installed.
+func (e *Engine) SessionLab(sess *store.LabSession) *labs.Lab {
+	return SessionLab(e.labs, sess, e.log)
+}
+
+// SessionLab finds sess's lab in list and fills it with the session's
+// values. A value the lab gained after the session started is drawn from
+// the session's id, so it stays the same on every call.
+func SessionLab(list []*labs.Lab, sess *store.LabSession, log *slog.Logger) *labs.Lab {
+	lab := labs.Find(list, sess.LabID)
+	if lab == nil || len(lab.Values) == 0 {
+		return lab
+	}
+	seed := binary.BigEndian.Uint64(sess.ID[:8])
+	vals := lab.Complete(sess.Values, rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)))
+	filled, err := lab.For(vals)
+	if err != nil {
+		// The validator fills every template with sample values, so only
+		// a value outside its declared kind gets here (a stored value for
+		// an int that is now a word).
+		log.Error("a session's values do not fill its lab; using the lab's sample values", "session", sess.ID, "lab", lab.ID, "err", err)
+		filled, _ = lab.For(lab.SampleValues())
+	}
+	return filled
+}
+
 // Metrics are the engine's Prometheus collectors.
 func (e *Engine) Metrics() *Metrics { return e.metrics }
 
@@ -283,9 +312,14 @@ func (e *Engine) Start(ctx context.Context, userID int64, lab *labs.Lab) (*store
 		return nil, err
 	}
 	id := uuid.New()
+	vals := lab.Draw(rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())))
+	filled, err := lab.For(vals)
+	if err != nil {
+		return nil, fmt.Errorf("lab %s: %w", lab.ID, err)
+	}
 	n := store.NewLabSession{
 		ID: id, UserID: userID, LabID: lab.ID, Lifetime: e.cfg.MaxLifetime, IdleTimeout: e.cfg.IdleTimeout,
-		SandboxName: e.sandboxName(id), Image: e.cfg.NodeImage, Workers: lab.Cluster.Workers,
+		SandboxName: e.sandboxName(id), Image: e.cfg.NodeImage, Workers: lab.Cluster.Workers, Values: vals,
 	}
 	pc := e.pool.claim(lab.Cluster.Workers, e.cfg.NodeImage)
 	if pc != nil {
@@ -304,7 +338,7 @@ func (e *Engine) Start(ctx context.Context, userID int64, lab *labs.Lab) (*store
 		e.pool.unclaim(pc) // the pool cluster stays the pool's
 		return nil, err
 	}
-	l := &life{id: id, userID: userID, labID: lab.ID, lab: lab, sandbox: n.SandboxName, workers: lab.Cluster.Workers}
+	l := &life{id: id, userID: userID, labID: lab.ID, lab: filled, sandbox: n.SandboxName, workers: lab.Cluster.Workers}
 	l.touched.Store(time.Now().UnixNano())
 	if pc != nil {
 		e.pool.claimed(pc)
@@ -335,7 +369,7 @@ func (e *Engine) lifeOf(ctx context.Context, sess *store.LabSession) (*life, err
 	if err != nil {
 		return nil, err
 	}
-	l := &life{id: sess.ID, userID: sess.UserID, labID: sess.LabID, lab: e.Lab(sess.LabID), sandbox: sb.Name, workers: sb.Workers, phase: phaseFailed}
+	l := &life{id: sess.ID, userID: sess.UserID, labID: sess.LabID, lab: e.SessionLab(sess), sandbox: sb.Name, workers: sb.Workers, phase: phaseFailed}
 	l.touched.Store(sess.LastActivityAt.UnixNano())
 	l.flushed.Store(sess.LastActivityAt.UnixNano())
 	v, _ := e.lives.LoadOrStore(sess.ID, l)
@@ -501,7 +535,7 @@ func (e *Engine) Retry(ctx context.Context, sess *store.LabSession) error {
 	if sess.State != store.SessionActive {
 		return errorf(ErrGone, "this session has ended; start the lab again")
 	}
-	lab := e.Lab(sess.LabID)
+	lab := e.SessionLab(sess)
 	if lab == nil {
 		return errorf(ErrGone, "lab %s is no longer installed on this server", sess.LabID)
 	}

@@ -65,7 +65,7 @@ func (e *Engine) recoverSession(ctx context.Context, sb *store.Sandbox) error {
 	if err != nil {
 		return err
 	}
-	lab := e.Lab(sess.LabID)
+	lab := e.SessionLab(sess)
 	if sess.State != store.SessionActive || lab == nil {
 		if err := e.sandboxes.Delete(ctx, sb.Name); err != nil {
 			return dockerDown(err)

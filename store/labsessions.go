@@ -30,6 +30,8 @@ type LabSession struct {
 	Extensions     int        `json:"extensions"`
 	EndedAt        *time.Time `json:"endedAt,omitempty"`
 	EndReason      *string    `json:"endReason,omitempty"`
+	// Values are the lab's values drawn for this session (labs.Value).
+	Values map[string]string `json:"-"`
 }
 
 // IdleDeadline is when the session ends if nothing happens before, under
@@ -50,12 +52,12 @@ func (l *LabSession) Deadline(idle time.Duration) time.Time {
 // ErrActiveSession is returned when the learner already has an active session.
 var ErrActiveSession = errors.New("the learner already has an active lab session")
 
-const labSessionColumns = "id, user_id, lab_id, workshop_id, state, created_at, last_activity_at, expires_at, idle_timeout_seconds, extensions, ended_at, end_reason"
+const labSessionColumns = "id, user_id, lab_id, workshop_id, state, created_at, last_activity_at, expires_at, idle_timeout_seconds, extensions, ended_at, end_reason, lab_values"
 
 func scanLabSession(row interface{ Scan(...any) error }) (*LabSession, error) {
 	var l LabSession
 	err := row.Scan(&l.ID, &l.UserID, &l.LabID, &l.WorkshopID, &l.State, &l.CreatedAt, &l.LastActivityAt,
-		&l.ExpiresAt, &l.IdleTimeout, &l.Extensions, &l.EndedAt, &l.EndReason)
+		&l.ExpiresAt, &l.IdleTimeout, &l.Extensions, &l.EndedAt, &l.EndReason, &l.Values)
 	if err != nil {
 		return nil, notFound(err)
 	}
@@ -73,6 +75,8 @@ type NewLabSession struct {
 	SandboxName string
 	Image       string
 	Workers     int
+	// Values are the lab's values drawn for the session.
+	Values map[string]string
 	// Claim, if set, names a warm-pool sandbox the session takes instead
 	// of a new one (SandboxName is then ignored).
 	Claim string
@@ -81,14 +85,18 @@ type NewLabSession struct {
 // CreateLabSession stores a new active session and its requested sandbox in
 // one transaction. It fails with ErrActiveSession if the learner has one.
 func (s *Store) CreateLabSession(ctx context.Context, n NewLabSession) (*LabSession, error) {
+	values := n.Values
+	if values == nil {
+		values = map[string]string{}
+	}
 	var l *LabSession
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		var err error
 		l, err = scanLabSession(tx.QueryRow(ctx, `
-			INSERT INTO lab_sessions (id, user_id, lab_id, state, expires_at, idle_timeout_seconds)
-			VALUES ($1, $2, $3, 'active', now() + $4::interval, $5)
+			INSERT INTO lab_sessions (id, user_id, lab_id, state, expires_at, idle_timeout_seconds, lab_values)
+			VALUES ($1, $2, $3, 'active', now() + $4::interval, $5, $6)
 			RETURNING `+labSessionColumns,
-			n.ID, n.UserID, n.LabID, n.Lifetime.String(), int(n.IdleTimeout.Seconds())))
+			n.ID, n.UserID, n.LabID, n.Lifetime.String(), int(n.IdleTimeout.Seconds()), values))
 		if err != nil {
 			return err
 		}
