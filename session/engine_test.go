@@ -27,6 +27,13 @@ import (
 
 var testLab = &labs.Lab{ID: "t", Cluster: labs.Cluster{Workers: 1}, Steps: []labs.Step{{ID: "one"}}}
 
+// valuesLab draws a name per session and uses it in its setup and a check.
+var valuesLab = &labs.Lab{ID: "v", Cluster: labs.Cluster{Workers: 1},
+	Values: []labs.Value{{Name: "app", Word: 8}},
+	Setup:  []labs.Action{{Run: "kubectl create deployment {{ .Values.app }} --image=x"}},
+	Steps: []labs.Step{{ID: "one", Checks: []labs.Check{{Name: labs.Text{"en": "c"},
+		Probe: labs.Probe{Command: &labs.CommandProbe{Node: "controlplane", Run: "echo {{ .Values.app }}"}}}}}}}
+
 type rig struct {
 	t     *testing.T
 	db    string
@@ -67,7 +74,7 @@ func (r *rig) open() *session.Engine {
 	if os.Getenv("PODPATH_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	r.eng = session.New(r.cfg, session.Deps{Store: r.store, Sandboxes: r.fake, Labs: []*labs.Lab{testLab}, Log: log})
+	r.eng = session.New(r.cfg, session.Deps{Store: r.store, Sandboxes: r.fake, Labs: []*labs.Lab{testLab, valuesLab}, Log: log})
 	if err := r.eng.Open(context.Background()); err != nil {
 		r.t.Fatal(err)
 	}
@@ -424,5 +431,46 @@ func TestPoolGivesWayToLearners(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	if st := eng.Pool(); st.Shapes[0].Creating != 0 {
 		t.Errorf("the pool refilled with no room: %+v", st)
+	}
+}
+
+// A session's values are drawn at Start, kept in Postgres, fill the setup
+// the engine runs, and stay the session's across a restart; another
+// session draws its own.
+func TestSessionValues(t *testing.T) {
+	r := newRig(t)
+	r.open()
+	ctx := context.Background()
+	a, err := r.eng.Start(ctx, r.user(), valuesLab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := r.eng.Start(ctx, r.user(), valuesLab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := r.session(a).Values["app"]
+	if len(app) != 8 {
+		t.Fatalf("stored values %v, want an 8-letter app", r.session(a).Values)
+	}
+	if other := r.session(b).Values["app"]; other == app || len(other) != 8 {
+		t.Errorf("two sessions drew %q and %q", app, other)
+	}
+	sb := r.waitState(a, store.SandboxReady)
+	want := "kubectl create deployment " + app + " --image=x"
+	ran := strings.Join(r.fake.Execs(sb.Name), "\n")
+	if !strings.Contains(ran, want) {
+		t.Errorf("setup ran:\n%s\nwant %q", ran, want)
+	}
+	if strings.Contains(ran, "{{") {
+		t.Errorf("setup ran an unfilled template:\n%s", ran)
+	}
+	r.open() // a restart
+	l := r.eng.SessionLab(r.session(a))
+	if got := l.Steps[0].Checks[0].Probe.Command.Run; got != "echo "+app {
+		t.Errorf("after a restart the check runs %q, want %q", got, "echo "+app)
+	}
+	if got := valuesLab.Setup[0].Run; !strings.Contains(got, "{{ .Values.app }}") {
+		t.Errorf("the installed lab was changed: %q", got)
 	}
 }

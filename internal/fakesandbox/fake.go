@@ -12,6 +12,7 @@ import (
 	"io"
 	"os/exec"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,13 +34,14 @@ type Fake struct {
 	deletes  []string
 	gate     chan struct{}
 	down     bool
+	execs    map[string][]string
 	// CreateTime is how long a create takes (default 10 ms).
 	CreateTime time.Duration
 }
 
 // New returns an empty fake.
 func New() *Fake {
-	return &Fake{clusters: map[string][]sandbox.Node{}, CreateTime: 10 * time.Millisecond}
+	return &Fake{clusters: map[string][]sandbox.Node{}, execs: map[string][]string{}, CreateTime: 10 * time.Millisecond}
 }
 
 var _ session.Sandboxes = (*Fake)(nil)
@@ -244,12 +246,26 @@ func (f *Fake) Reconcile(ctx context.Context, known []string) ([]string, error) 
 }
 
 // Target is a node whose commands all succeed with no output; nothing runs
-// on this machine.
-func (f *Fake) Target(name string) session.Target { return target{} }
+// on this machine. The fake keeps each command (Execs), so a test sees what
+// the engine ran: a lab's setup as a session's values filled it.
+func (f *Fake) Target(name string) session.Target { return target{f: f, cluster: name} }
 
-type target struct{}
+// Execs returns the commands run on cluster's nodes, as "node: arg arg".
+func (f *Fake) Execs(cluster string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.execs[cluster]...)
+}
 
-func (target) Exec(ctx context.Context, node string, cmd []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+type target struct {
+	f       *Fake
+	cluster string
+}
+
+func (t target) Exec(ctx context.Context, node string, cmd []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	t.f.mu.Lock()
+	t.f.execs[t.cluster] = append(t.f.execs[t.cluster], node+": "+strings.Join(cmd, " "))
+	t.f.mu.Unlock()
 	return 0, ctx.Err()
 }
 
