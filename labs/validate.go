@@ -217,7 +217,9 @@ func (j judged) cannotFail(accepts bool) string {
 func (v *validator) condition(where []any, c *Condition, j judged) {
 	// A key written with no value (allOf:) counts as set: it is what the
 	// author chose, and its problem is that it is empty.
-	has := func(key string, set bool) bool { return set || nodeAt(v.root, append(slices.Clip(where), key)...) != nil }
+	has := func(key string, set bool) bool {
+		return set || nodeAt(v.root, append(slices.Clip(where), key)...) != nil
+	}
 	var set []string
 	for _, k := range []struct {
 		key string
