@@ -235,7 +235,9 @@ func (n nodes) Exec(ctx context.Context, node string, cmd []string, stdin io.Rea
 	return r.code, nil
 }
 
-func (nodes) RESTConfig(context.Context) (*rest.Config, error) { return nil, errors.New("no API server") }
+func (nodes) RESTConfig(context.Context) (*rest.Config, error) {
+	return nil, errors.New("no API server")
+}
 
 func TestCombinedCheckResults(t *testing.T) {
 	target := nodes{
