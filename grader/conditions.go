@@ -51,6 +51,11 @@ const partMax = 160
 func combine(c *labs.Condition, leaf func(*labs.Condition) outcome) outcome {
 	switch c.Combinator() {
 	case "allOf":
+		if len(c.AllOf) == 0 {
+			// labs validate rejects it; a check built in code must not
+			// pass by judging nothing.
+			return outcome{observed: "allOf has no conditions", probeErr: true}
+		}
 		var seen []string
 		for i := range c.AllOf {
 			o := combine(&c.AllOf[i], leaf)

@@ -87,6 +87,7 @@ func TestCombinators(t *testing.T) {
 			{AnyOf: []labs.Condition{leafOf("a", is("x")), leafOf("b", is("b"))}},
 			not(labs.Condition{AllOf: []labs.Condition{leafOf("c", is("c")), leafOf("d", is("d"))}}),
 		}}, false, false, "2nd of allOf: not: all 2 of allOf passed: c; d (it must not match)", "a,b,c,d"},
+		{"allOf of nothing", labs.Condition{AllOf: []labs.Condition{}}, false, true, "allOf has no conditions", ""},
 		{"a long value is cut", labs.Condition{AllOf: []labs.Condition{leafOf(strings.Repeat("x", 400), is("y"))}},
 			false, false, "1st of allOf: read " + strings.Repeat("x", partMax-1) + "…", ""},
 	}
