@@ -13,6 +13,7 @@ import (
 
 func labsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "labs", Short: "Validate and test labs"}
+	var strict bool
 	validate := &cobra.Command{
 		Use:   "validate [DIR...]",
 		Short: "Check labs for schema and reference errors (the built-in labs when no folder is given)",
@@ -26,20 +27,34 @@ func labsCmd() *cobra.Command {
 				l, ps := labs.LoadDir(d)
 				all, problems = append(all, l...), append(problems, ps...)
 			}
+			for _, l := range all {
+				problems = append(problems, l.Warnings...)
+			}
+			errs, warnings := 0, 0
 			for _, p := range problems {
 				fmt.Fprintln(cmd.ErrOrStderr(), p.String())
+				if p.Warning {
+					warnings++
+				} else {
+					errs++
+				}
 			}
-			if len(problems) > 0 {
-				return fmt.Errorf("%d problem(s) found", len(problems))
+			if errs > 0 || (strict && warnings > 0) {
+				return fmt.Errorf("%d problem(s) and %d warning(s) found", errs, warnings)
 			}
 			steps := 0
 			for _, l := range all {
 				steps += len(l.Steps)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%d labs, %d steps: no problems\n", len(all), steps)
+			note := ""
+			if warnings > 0 {
+				note = fmt.Sprintf(" (%d warning(s): --strict fails on them)", warnings)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%d labs, %d steps: no problems%s\n", len(all), steps, note)
 			return nil
 		},
 	}
+	validate.Flags().BoolVar(&strict, "strict", false, "fail on warnings too (lints that today's labs may still have, such as a step checked by shell history alone)")
 	var dirs []string
 	var keep bool
 	var prefix string

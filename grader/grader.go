@@ -178,7 +178,7 @@ func (g *Grader) check(ctx context.Context, i int, c *labs.Check, opts Options, 
 	switch {
 	case o.passed:
 	case len(o.feedback) > 0:
-		res.Feedback = labs.Text{"en": strings.Join(o.feedback, "\n")}
+		res.Feedback = o.feedback
 	case o.probeErr:
 		res.Feedback = labs.Text{"en": o.observed}
 	default:
@@ -265,14 +265,19 @@ func sleep(ctx context.Context, d time.Duration, giveUp <-chan struct{}) slept {
 	}
 }
 
-// outcome is one judgement of a check.
+// outcome is one judgement of a check, or of a part of one.
 type outcome struct {
 	passed   bool
 	observed string
-	feedback []string
+	// feedback is a script's FAIL: lines by language.
+	feedback labs.Text
 	probeErr bool
+	// undecided says the matcher had nothing to judge (see verdict), so a
+	// not of this does not pass either.
+	undecided bool
 }
 
+// judge judges a check once; its timeout bounds every probe it reads.
 func (g *Grader) judge(ctx context.Context, c *labs.Check, answer string) outcome {
 	timeout := c.Timeout.D()
 	if timeout == 0 {
@@ -280,22 +285,7 @@ func (g *Grader) judge(ctx context.Context, c *labs.Check, answer string) outcom
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if c.Probe.Script != nil {
-		return g.script(ctx, c.Probe.Script)
-	}
-	v, err := g.read(ctx, &c.Probe, answer)
-	if err != nil {
-		return outcome{observed: err.Error(), probeErr: true}
-	}
-	ok, note, err := g.match(ctx, &c.Expect, v, answer)
-	if err != nil {
-		return outcome{observed: err.Error(), probeErr: true}
-	}
-	obs := v.display()
-	if note != "" {
-		obs = note
-	}
-	return outcome{passed: ok, observed: obs}
+	return g.judgeCondition(ctx, c.Condition(), answer)
 }
 
 // value is what a probe read.

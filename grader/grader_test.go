@@ -34,6 +34,24 @@ spec:
     command: ["sleep", "infinity"]
 `)},
 	"g/files/hello.txt": {Data: []byte("hello from the lab\n")},
+	// A Pod deleted and created again under its name, with resources
+	// written as a learner might (the API server stores them canonically).
+	"g/manifests/again.yaml": {Data: []byte(`apiVersion: v1
+kind: Pod
+metadata:
+  name: again
+spec:
+  nodeName: node01
+  terminationGracePeriodSeconds: 0
+  containers:
+  - name: main
+    image: podpath.local/tools:bookworm
+    imagePullPolicy: Never
+    command: ["sleep", "infinity"]
+    resources:
+      requests: {cpu: 250m, memory: 0.125Gi}
+      limits: {cpu: "0.5", memory: 128Mi}
+`)},
 }
 
 func testLab() *labs.Lab {
@@ -143,6 +161,142 @@ func TestGraderOnARealCluster(t *testing.T) {
 		})
 	}
 
+	t.Run("allOf, anyOf, not", func(t *testing.T) {
+		phase := labs.Condition{Probe: labs.Probe{Kube: &labs.KubeProbe{Resource: "pods", Name: "probe-me", JSONPath: "{.status.phase}"}}, Expect: labs.Matcher{Equals: str("Running")}}
+		node := func(name string) labs.Condition {
+			return labs.Condition{Probe: labs.Probe{Kube: &labs.KubeProbe{Resource: "pods", Name: "probe-me", JSONPath: "{.spec.nodeName}"}}, Expect: labs.Matcher{Equals: str(name)}}
+		}
+		hostname := func(node, want string) labs.Condition {
+			return labs.Condition{Probe: labs.Probe{Command: &labs.CommandProbe{Node: node, Run: "hostname"}}, Expect: labs.Matcher{Equals: str(want)}}
+		}
+		not := func(c labs.Condition) *labs.Condition { return &c }
+		combined := func(c labs.Check) labs.Check {
+			c.Name, c.Hints = labs.Text{"en": "c"}, []labs.Text{{"en": "first hint"}, {"en": "second hint"}}
+			return c
+		}
+		cases := []struct {
+			name     string
+			check    labs.Check
+			pass     bool
+			probeErr bool
+			observed string
+		}{
+			{"allOf", combined(labs.Check{AllOf: []labs.Condition{phase, {Not: not(hostname("node01", "node02"))}}}), true, false,
+				"all 2 of allOf passed: Running; not: read node01 (does not match, as required)"},
+			{"allOf failing at its 2nd", combined(labs.Check{AllOf: []labs.Condition{phase, node("controlplane")}}), false, false, "2nd of allOf: read node01"},
+			{"anyOf", combined(labs.Check{AnyOf: []labs.Condition{node("controlplane"), node("node01")}}), true, false, "2nd of anyOf: read node01"},
+			{"anyOf of none", combined(labs.Check{AnyOf: []labs.Condition{node("controlplane"), hostname("node01", "x")}}), false, false, "none of anyOf: 1st read node01; 2nd read node01"},
+			{"not", combined(labs.Check{Not: not(node("controlplane"))}), true, false, "not: read node01 (does not match, as required)"},
+			{"not of a value that matches", combined(labs.Check{Not: not(phase)}), false, false, "not: read Running (it must not match)"},
+			{"not of an object that is not there", combined(labs.Check{Not: not(labs.Condition{Probe: labs.Probe{Kube: &labs.KubeProbe{Resource: "pods", Name: "ghost", JSONPath: "{.metadata.name}"}}, Expect: labs.Matcher{NonEmpty: true}})}), true, false, ""},
+			// A node that is not there cannot make a not pass.
+			{"not of a probe that cannot read", combined(labs.Check{Not: not(hostname("node07", "node07"))}), false, true, ""},
+			{"nested", combined(labs.Check{AllOf: []labs.Condition{{AnyOf: []labs.Condition{node("controlplane"), node("node01")}}, {Not: not(labs.Condition{AllOf: []labs.Condition{phase, hostname("node01", "node01")}})}}}), false, false,
+				"2nd of allOf: not: all 2 of allOf passed: Running; node01 (it must not match)"},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				r := judge(t, g, tc.check, grader.Options{Attempt: 1})
+				if r.Passed != tc.pass || r.ProbeError != tc.probeErr || (tc.observed != "" && r.Observed != tc.observed) {
+					t.Errorf("passed %v probeError %v observed %q; want %v %v %q", r.Passed, r.ProbeError, r.Observed, tc.pass, tc.probeErr, tc.observed)
+				}
+				if !r.Passed && !r.ProbeError && r.Feedback["en"] != "first hint" {
+					t.Errorf("failed check's feedback %v, want the first hint", r.Feedback)
+				}
+			})
+		}
+	})
+
+	t.Run("events of the Pod there now, and quantities", func(t *testing.T) {
+		running := &labs.WaitAction{Probe: labs.Probe{Kube: &labs.KubeProbe{Resource: "pods", Name: "again", JSONPath: "{.status.phase}"}},
+			Expect: labs.Matcher{Equals: str("Running")}, Timeout: labs.Duration(2 * time.Minute)}
+		var oldUID string
+		err := g.Run(ctx, []labs.Action{
+			{Apply: "manifests/again.yaml"}, {Wait: running},
+			{Answer: &labs.Probe{Kube: &labs.KubeProbe{Resource: "pods", Name: "again", JSONPath: "{.metadata.uid}"}}},
+		}, &oldUID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		started := func(e labs.EventsProbe) labs.Check {
+			e.Kind, e.Name = "Pod", "again"
+			c := check(labs.Probe{Events: &e}, labs.Matcher{NonEmpty: true})
+			c.Within = labs.Duration(30 * time.Second)
+			return c
+		}
+		// The first Pod's container has started before it is deleted.
+		if r := judge(t, g, started(labs.EventsProbe{Reason: "Started"}), grader.Options{}); !r.Passed {
+			t.Fatalf("no Started event of the first Pod: %+v", r)
+		}
+		err = g.Run(ctx, []labs.Action{
+			{Run: "kubectl delete pod again --wait=true --timeout=60s"},
+			{Apply: "manifests/again.yaml"}, {Wait: running},
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		count := func(e labs.EventsProbe, n string) labs.Check {
+			c := started(e)
+			c.Expect = labs.Matcher{Count: &labs.Matcher{Equals: str(n)}}
+			return c
+		}
+		cases := []struct {
+			name     string
+			check    labs.Check
+			observed string
+		}{
+			// Without uidOf, the deleted Pod's events count too.
+			{"by name", count(labs.EventsProbe{Reason: "Started"}, "2"), ""},
+			{"uidOf", count(labs.EventsProbe{Reason: "Started", UIDOf: &labs.ObjectRef{Resource: "pods"}}, "1"), ""},
+			{"uidOf with its own name", count(labs.EventsProbe{Reason: "Pulled", UIDOf: &labs.ObjectRef{Resource: "po", Namespace: "default", Name: "again"}}, "1"), ""},
+			{"uid of the deleted Pod", count(labs.EventsProbe{Reason: "Started", UID: oldUID}, "1"), ""},
+			{"latest", func() labs.Check {
+				c := started(labs.EventsProbe{Pick: "latest", UIDOf: &labs.ObjectRef{Resource: "pods"}, Field: "reason component"})
+				c.Expect = labs.Matcher{Equals: str("Started kubelet")}
+				return c
+			}(), "Started kubelet"},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				if r := judge(t, g, tc.check, grader.Options{}); !r.Passed || (tc.observed != "" && r.Observed != tc.observed) {
+					t.Errorf("%+v", r)
+				}
+			})
+		}
+		t.Run("uidOf an object that is not there", func(t *testing.T) {
+			c := check(labs.Probe{Events: &labs.EventsProbe{Kind: "Pod", Name: "ghost", UIDOf: &labs.ObjectRef{Resource: "pods"}}}, labs.Matcher{Empty: true})
+			if r := judge(t, g, c, grader.Options{}); r.ProbeError || r.Observed != `(no pods "ghost" in namespace default, so no events of it)` {
+				t.Errorf("%+v", r)
+			}
+		})
+
+		resources := func(path string, m labs.Matcher) labs.Check {
+			return check(labs.Probe{Kube: &labs.KubeProbe{Resource: "pods", Name: "again", JSONPath: "{.spec.containers[0].resources." + path + "}"}}, m)
+		}
+		for _, tc := range []struct {
+			name  string
+			check labs.Check
+			pass  bool
+		}{
+			{"0.125Gi is 128Mi", resources("requests.memory", labs.Matcher{Quantity: "128Mi"}), true},
+			{"in bytes", resources("limits.memory", labs.Matcher{Quantity: "134217728"}), true},
+			{"not 128M", resources("requests.memory", labs.Matcher{Quantity: "128M"}), false},
+			{"0.5 is 500m", resources("limits.cpu", labs.Matcher{Quantity: "500m"}), true},
+			{"250m ge 0.2", resources("requests.cpu", labs.Matcher{GE: num(0.2)}), true},
+			{"250m lt 0.25", resources("requests.cpu", labs.Matcher{LT: num(0.25)}), false},
+			{"128Mi gt 100 million", resources("limits.memory", labs.Matcher{GT: num(100e6)}), true},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				if r := judge(t, g, tc.check, grader.Options{Attempt: 1}); r.Passed != tc.pass || r.ProbeError {
+					t.Errorf("%+v, want passed %v", r, tc.pass)
+				}
+			})
+		}
+		if err := g.Run(ctx, []labs.Action{{Delete: "manifests/again.yaml"}}, nil); err != nil {
+			t.Error(err)
+		}
+	})
+
 	t.Run("history of the learner's shell", func(t *testing.T) {
 		c := check(labs.Probe{History: &labs.HistoryProbe{Node: "node01", Matches: `crictl\s+pods`}}, labs.Matcher{NonEmpty: true})
 		if r := judge(t, g, c, grader.Options{}); r.Passed {
@@ -177,6 +331,10 @@ func TestGraderOnARealCluster(t *testing.T) {
 		r := judge(t, g, fail, grader.Options{})
 		if r.Passed || r.Feedback["en"] != "the pod has no limits\nand no requests" {
 			t.Errorf("failing script: %+v", r)
+		}
+		zh := labs.Check{Name: labs.Text{"en": "s"}, Probe: labs.Probe{Script: &labs.ScriptProbe{Node: "node01", Script: "echo 'FAIL: no limits'; echo 'FAIL[zh]: 没有限制' >&2; exit 1"}}}
+		if r := judge(t, g, zh, grader.Options{}); r.Passed || r.Feedback.In("en") != "no limits" || r.Feedback.In("zh") != "没有限制" {
+			t.Errorf("failing script in two languages: %+v", r)
 		}
 	})
 

@@ -1,18 +1,31 @@
 package grader
 
 import (
-	"context"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/podpath/podpath/labs"
 )
 
-// match judges v. note, when set, replaces the observed value shown to the
-// learner (sameAs never shows the real value it compared against).
-func (g *Grader) match(ctx context.Context, m *labs.Matcher, v value, answer string) (ok bool, note string, err error) {
+// verdict is a matcher's judgement of one value.
+type verdict struct {
+	ok bool
+	// note, when set, replaces the value shown to the learner (sameAs
+	// never shows the real value it compared against).
+	note string
+	// undecided says the matcher had nothing to judge: the value is no
+	// number, or the cluster shows nothing to compare with. It fails, and
+	// a not of it fails too.
+	undecided bool
+}
+
+// judgeValue judges v with m. other reads the probe of sameAs and
+// differsFrom; every other matcher needs nothing but v.
+func judgeValue(m *labs.Matcher, v value, other func(*labs.Probe) (value, error)) (verdict, error) {
 	s := v.s
 	fold := func(x string) string {
 		if m.IgnoreCase {
@@ -22,67 +35,91 @@ func (g *Grader) match(ctx context.Context, m *labs.Matcher, v value, answer str
 	}
 	switch {
 	case m.Equals != nil:
-		return fold(s) == fold(*m.Equals), "", nil
+		return verdict{ok: fold(s) == fold(*m.Equals)}, nil
 	case m.NotEquals != nil:
-		return fold(s) != fold(*m.NotEquals), "", nil
+		return verdict{ok: fold(s) != fold(*m.NotEquals)}, nil
 	case m.Matches != "":
 		re, err := regexp.Compile(m.Matches)
 		if err != nil {
-			return false, "", err
+			return verdict{}, err
 		}
-		return re.MatchString(s), "", nil
+		return verdict{ok: re.MatchString(s)}, nil
 	case m.Contains != "":
-		return strings.Contains(fold(s), fold(m.Contains)), "", nil
+		return verdict{ok: strings.Contains(fold(s), fold(m.Contains))}, nil
 	case m.NotContains != "":
-		return !strings.Contains(fold(s), fold(m.NotContains)), "", nil
+		return verdict{ok: !strings.Contains(fold(s), fold(m.NotContains))}, nil
 	case m.Empty:
-		return s == "", "", nil
+		return verdict{ok: s == ""}, nil
 	case m.NonEmpty:
-		return s != "", "", nil
+		return verdict{ok: s != ""}, nil
 	case m.GT != nil, m.GE != nil, m.LT != nil, m.LE != nil:
-		n, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err != nil {
-			return false, fmt.Sprintf("%s (not a number)", v.display()), nil
+		n, ok := number(s)
+		if !ok {
+			return verdict{note: fmt.Sprintf("%s (not a number)", v.display()), undecided: true}, nil
 		}
-		return compare(m, n), "", nil
+		return verdict{ok: compare(m, n)}, nil
+	case m.Quantity != "":
+		want, err := resource.ParseQuantity(strings.TrimSpace(m.Quantity))
+		if err != nil {
+			return verdict{}, fmt.Errorf("quantity %q: %v", m.Quantity, err)
+		}
+		got, err := resource.ParseQuantity(strings.TrimSpace(s))
+		if err != nil {
+			return verdict{note: fmt.Sprintf("%s (not a quantity)", v.display()), undecided: true}, nil
+		}
+		return verdict{ok: got.Cmp(want) == 0}, nil
 	case m.Count != nil:
 		n := len(strings.Fields(s))
-		ok, _, err := g.match(ctx, m.Count, value{s: strconv.Itoa(n)}, answer)
-		return ok, fmt.Sprintf("%d (%s)", n, shorten(v.display())), err
+		inner, err := judgeValue(m.Count, value{s: strconv.Itoa(n)}, other)
+		return verdict{ok: inner.ok, note: fmt.Sprintf("%d (%s)", n, shorten(v.display()))}, err
 	case m.SameAs != nil, m.DiffersFrom != nil:
-		other := m.SameAs
-		if other == nil {
-			other = m.DiffersFrom
+		p := m.SameAs
+		if p == nil {
+			p = m.DiffersFrom
 		}
-		w, err := g.read(ctx, other, answer)
+		w, err := other(p)
 		if err != nil {
-			return false, "", err
+			return verdict{}, err
 		}
 		if w.missing != "" {
-			return false, "cannot compare: " + w.missing, nil
+			return verdict{note: "cannot compare: " + w.missing, undecided: true}, nil
 		}
 		// Nothing never matches: an empty answer is no answer, and an
 		// empty reading means the cluster has nothing to compare yet.
 		if s == "" {
-			return false, v.display(), nil
+			return verdict{note: v.display(), undecided: true}, nil
 		}
 		if w.s == "" {
-			return m.DiffersFrom != nil, v.display() + " (the cluster shows nothing to compare with yet)", nil
+			return verdict{ok: m.DiffersFrom != nil, note: v.display() + " (the cluster shows nothing to compare with yet)", undecided: m.SameAs != nil}, nil
 		}
 		a, b := fold(s), fold(w.s)
 		same := a == b || (m.MinPrefix > 0 && len(a) >= m.MinPrefix && strings.HasPrefix(b, a))
 		if m.SameAs != nil {
 			if same {
-				return true, v.display() + " (matches the cluster)", nil
+				return verdict{ok: true, note: v.display() + " (matches the cluster)"}, nil
 			}
-			return false, v.display() + " (does not match what the cluster shows)", nil
+			return verdict{note: v.display() + " (does not match what the cluster shows)"}, nil
 		}
 		if same {
-			return false, v.display() + " (the same as the value it must differ from)", nil
+			return verdict{note: v.display() + " (the same as the value it must differ from)"}, nil
 		}
-		return true, v.display() + " (differs, as it should: " + shorten(w.display()) + ")", nil
+		return verdict{ok: true, note: v.display() + " (differs, as it should: " + shorten(w.display()) + ")"}, nil
 	}
-	return false, "", fmt.Errorf("the check has no matcher")
+	return verdict{}, fmt.Errorf("the check has no matcher")
+}
+
+// number reads a number, or a Kubernetes quantity as the number it is:
+// 250m is 0.25, 128Mi is 134217728, 1e3 is 1000.
+func number(s string) (float64, bool) {
+	s = strings.TrimSpace(s)
+	if n, err := strconv.ParseFloat(s, 64); err == nil {
+		return n, true
+	}
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return 0, false
+	}
+	return q.AsApproximateFloat64(), true
 }
 
 func compare(m *labs.Matcher, n float64) bool {

@@ -184,10 +184,19 @@ func (g *Grader) readEvents(ctx context.Context, p *labs.EventsProbe) (value, er
 	if ns == "" {
 		ns = "default"
 	}
+	uid := p.UID
+	if p.UIDOf != nil {
+		var missing string
+		if uid, missing, err = g.uidOf(ctx, c, p); err != nil || missing != "" {
+			return value{missing: missing}, err
+		}
+	}
 	selector := "involvedObject.kind=" + p.Kind
-	prefix, isPrefix := strings.CutSuffix(p.Name, "*")
-	if !isPrefix {
+	if !strings.HasSuffix(p.Name, "*") {
 		selector += ",involvedObject.name=" + p.Name
+	}
+	if uid != "" {
+		selector += ",involvedObject.uid=" + uid
 	}
 	if p.Reason != "" {
 		selector += ",reason=" + p.Reason
@@ -196,22 +205,69 @@ func (g *Grader) readEvents(ctx context.Context, p *labs.EventsProbe) (value, er
 	if err != nil {
 		return value{}, fmt.Errorf("could not list events: %v", err)
 	}
-	events := list.Items[:0]
-	for _, e := range list.Items {
-		if isPrefix && !strings.HasPrefix(e.InvolvedObject.Name, prefix) {
+	return value{s: eventLines(list.Items, p, uid)}, nil
+}
+
+// uidOf finds the UID of the object an events probe's uidOf names, as it
+// is now; missing says there is no such object.
+func (g *Grader) uidOf(ctx context.Context, c *clients, p *labs.EventsProbe) (uid, missing string, err error) {
+	ref := *p.UIDOf
+	if ref.Namespace == "" {
+		ref.Namespace = p.Namespace
+	}
+	if ref.Name == "" {
+		ref.Name = p.Name
+	}
+	gvr, namespaced, err := g.resourceFor(ctx, c, ref.Resource)
+	if err != nil {
+		return "", "", err
+	}
+	var r dynamic.ResourceInterface = c.dynamic.Resource(gvr)
+	where := ""
+	if namespaced {
+		if ref.Namespace == "" {
+			ref.Namespace = "default"
+		}
+		r = c.dynamic.Resource(gvr).Namespace(ref.Namespace)
+		where = " in namespace " + ref.Namespace
+	}
+	u, err := r.Get(ctx, ref.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", fmt.Sprintf("(no %s %q%s, so no events of it)", ref.Resource, ref.Name, where), nil
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("could not read %s %s: %v", ref.Resource, ref.Name, err)
+	}
+	return string(u.GetUID()), "", nil
+}
+
+// eventLines writes the events of p's object (of the object with uid,
+// when set) one per line as p.Field says: oldest first, or only the
+// newest with pick: latest.
+func eventLines(items []corev1.Event, p *labs.EventsProbe, uid string) string {
+	prefix, isPrefix := strings.CutSuffix(p.Name, "*")
+	var events []corev1.Event
+	for _, e := range items {
+		if e.InvolvedObject.Kind != p.Kind || (p.Reason != "" && e.Reason != p.Reason) || (uid != "" && string(e.InvolvedObject.UID) != uid) {
+			continue
+		}
+		if (isPrefix && !strings.HasPrefix(e.InvolvedObject.Name, prefix)) || (!isPrefix && e.InvolvedObject.Name != p.Name) {
 			continue
 		}
 		events = append(events, e)
 	}
 	sort.SliceStable(events, func(i, j int) bool {
-		ti, tj := eventTime(&events[i]), eventTime(&events[j])
-		if !ti.Equal(tj) {
-			return ti.Before(tj)
-		}
-		ri, _ := strconv.ParseInt(events[i].ResourceVersion, 10, 64)
-		rj, _ := strconv.ParseInt(events[j].ResourceVersion, 10, 64)
-		return ri < rj
+		return before(eventTime(&events[i]), eventTime(&events[j]), &events[i], &events[j])
 	})
+	if p.Pick == "latest" && len(events) > 0 {
+		latest := events[0]
+		for _, e := range events[1:] {
+			if !before(lastSeen(&e), lastSeen(&latest), &e, &latest) {
+				latest = e
+			}
+		}
+		events = []corev1.Event{latest}
+	}
 	var lines []string
 	for _, e := range events {
 		component := e.ReportingController
@@ -229,7 +285,30 @@ func (g *Grader) readEvents(ctx context.Context, p *labs.EventsProbe) (value, er
 			lines = append(lines, e.Reason)
 		}
 	}
-	return value{s: strings.Join(lines, "\n")}, nil
+	return strings.Join(lines, "\n")
+}
+
+// before orders two events by time, then by the order the API server
+// stored them in.
+func before(ti, tj time.Time, a, b *corev1.Event) bool {
+	if !ti.Equal(tj) {
+		return ti.Before(tj)
+	}
+	ra, _ := strconv.ParseInt(a.ResourceVersion, 10, 64)
+	rb, _ := strconv.ParseInt(b.ResourceVersion, 10, 64)
+	return ra < rb
+}
+
+// lastSeen is when an event last happened: an event repeated (BackOff,
+// FailedMount) keeps its first time and moves its last one.
+func lastSeen(e *corev1.Event) time.Time {
+	switch {
+	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
+		return e.Series.LastObservedTime.Time
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	}
+	return eventTime(e)
 }
 
 func eventTime(e *corev1.Event) time.Time {
@@ -309,17 +388,77 @@ func (g *Grader) script(ctx context.Context, p *labs.ScriptProbe) outcome {
 	if err != nil {
 		return outcome{observed: err.Error(), probeErr: true}
 	}
-	var fails []string
-	for _, line := range strings.Split(out+"\n"+errOut, "\n") {
-		if msg, ok := strings.CutPrefix(strings.TrimSpace(line), "FAIL:"); ok {
-			fails = append(fails, strings.TrimSpace(msg))
-		}
-	}
 	obs := fmt.Sprintf("exit %d", code)
 	if t := strings.TrimSpace(out); t != "" {
 		obs += ": " + lastLines(t, 5)
 	}
-	return outcome{passed: code == 0, observed: obs, feedback: fails}
+	return outcome{passed: code == 0, observed: obs, feedback: scriptFeedback(out + "\n" + errOut)}
+}
+
+// failLineRE is a script's line of feedback: "FAIL: text" (English), or
+// "FAIL[zh]: text" in the language named.
+var failLineRE = regexp.MustCompile(`^FAIL(?:\[([A-Za-z]{2,3}(?:-[A-Za-z0-9]+)?)\])?:(.*)$`)
+
+// scriptFeedback gathers the FAIL: lines of a script's output by language,
+// in the order printed. A language without lines of its own shows the
+// English ones (labs.Text.In); a script that printed only FAIL[zh]: lines
+// shows them in English too, rather than nothing.
+func scriptFeedback(output string) labs.Text {
+	lines := map[string][]string{}
+	for _, line := range strings.Split(output, "\n") {
+		m := failLineRE.FindStringSubmatch(strings.TrimSpace(line))
+		if m == nil {
+			continue
+		}
+		lang := strings.ToLower(m[1])
+		if lang == "" {
+			lang = "en"
+		}
+		lines[lang] = append(lines[lang], strings.TrimSpace(m[2]))
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	t := labs.Text{}
+	for lang, ls := range lines {
+		t[lang] = strings.Join(ls, "\n")
+	}
+	if _, ok := t["en"]; !ok {
+		langs := make([]string, 0, len(t))
+		for lang := range t {
+			langs = append(langs, lang)
+		}
+		sort.Strings(langs)
+		t["en"] = t[langs[0]]
+	}
+	return t
+}
+
+// mergeText joins texts line by line in each language any of them has;
+// each text falls back to its English where it lacks the language.
+func mergeText(texts []labs.Text) labs.Text {
+	langs := map[string]bool{}
+	for _, t := range texts {
+		for lang := range t {
+			langs[lang] = true
+		}
+	}
+	out := labs.Text{}
+	for lang := range langs {
+		var lines []string
+		for _, t := range texts {
+			if s := t.In(lang); s != "" {
+				lines = append(lines, s)
+			}
+		}
+		if len(lines) > 0 {
+			out[lang] = strings.Join(lines, "\n")
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 func lastLines(s string, n int) string {

@@ -140,9 +140,10 @@ func (v *validator) eventsKind(where []any, kind string) {
 	// Anything else may be the kind of a custom resource.
 }
 
-// answerCompared checks how a check judges the learner's answer: only
-// against the cluster, never against a value written in the lab.
-func (v *validator) answerCompared(where []any, c *Check) {
+// answerCompared checks how a check (or a condition of one) judges the
+// learner's answer: only against the cluster, never against a value
+// written in the lab.
+func (v *validator) answerCompared(where []any, c *Condition) {
 	if c.Probe.Answer == nil {
 		return
 	}
@@ -169,12 +170,12 @@ func perSession(m Matcher) bool {
 }
 
 // sameProbe catches a comparison of a probe with itself.
-func (v *validator) sameProbe(where []any, p *Probe, m *Matcher) {
+func (v *validator) sameProbe(where []any, p *Probe, m *Matcher, j judged) {
 	if m.SameAs != nil && reflect.DeepEqual(*p, *m.SameAs) {
-		v.at(append(where, "sameAs"), "sameAs compares the probe with itself, so the check cannot fail; compare with a probe that reads the value to check against")
+		v.at(append(where, "sameAs"), "sameAs compares the probe with itself, so %s; compare with a probe that reads the value to check against", j.cannotFail(true))
 	}
 	if m.DiffersFrom != nil && reflect.DeepEqual(*p, *m.DiffersFrom) {
-		v.at(append(where, "differsFrom"), "differsFrom compares the probe with itself, so the check can never pass; compare with a probe that reads the value to differ from")
+		v.at(append(where, "differsFrom"), "differsFrom compares the probe with itself, so %s; compare with a probe that reads the value to differ from", j.cannotFail(false))
 	}
 }
 
@@ -199,17 +200,17 @@ func matchesAnything(re *regexp.Regexp) bool {
 
 // countBounds catches a count compared with a bound no count can miss (or
 // meet): a count is never negative.
-func (v *validator) countBounds(where []any, m *Matcher) {
+func (v *validator) countBounds(where []any, m *Matcher, j judged) {
 	c := m.Count
 	switch {
 	case c.GE != nil && *c.GE <= 0:
-		v.at(append(where, "count", "ge"), "count ge %v always holds (a count is never negative), so the check cannot fail", *c.GE)
+		v.at(append(where, "count", "ge"), "count ge %v always holds (a count is never negative), so %s", *c.GE, j.cannotFail(true))
 	case c.GT != nil && *c.GT < 0:
-		v.at(append(where, "count", "gt"), "count gt %v always holds (a count is never negative), so the check cannot fail", *c.GT)
+		v.at(append(where, "count", "gt"), "count gt %v always holds (a count is never negative), so %s", *c.GT, j.cannotFail(true))
 	case c.LT != nil && *c.LT <= 0:
-		v.at(append(where, "count", "lt"), "count lt %v never holds (a count is never negative), so the check can never pass", *c.LT)
+		v.at(append(where, "count", "lt"), "count lt %v never holds (a count is never negative), so %s", *c.LT, j.cannotFail(false))
 	case c.LE != nil && *c.LE < 0:
-		v.at(append(where, "count", "le"), "count le %v never holds (a count is never negative), so the check can never pass", *c.LE)
+		v.at(append(where, "count", "le"), "count le %v never holds (a count is never negative), so %s", *c.LE, j.cannotFail(false))
 	}
 }
 
@@ -224,4 +225,60 @@ func (v *validator) answerLabel(where []any, s *Step) {
 	case len(s.Answer) > 0:
 		v.at(append(where, "answer"), "step %s has an answer: label but no check reads the answer (probe: {answer: {}}), so the label is never shown; remove it or add the check", s.ID)
 	}
+}
+
+// eventsObject checks how an events probe picks events: pick, and the
+// object by uid or uidOf, whose resource must be of the events' kind.
+func (v *validator) eventsObject(where []any, e *EventsProbe) {
+	if e.Pick != "" && e.Pick != "latest" {
+		v.at(append(where, "pick"), "pick %q: the one pick is latest (only the newest event); leave pick out to read every event, oldest first", e.Pick)
+	}
+	if e.UID != "" && e.UIDOf != nil {
+		v.at(append(where, "uid"), "an events probe picks its object by uid or by uidOf, not both")
+		return
+	}
+	if e.UID != "" {
+		v.warn(append(where, "uid"), "uid %q is the UID of an object of one cluster: every learner's object has another; pick the object that exists now with uidOf: {resource: ..., name: ...}", e.UID)
+	}
+	u := e.UIDOf
+	if u == nil {
+		return
+	}
+	where = append(where, "uidOf")
+	if u.Resource == "" {
+		v.at(append(where, "resource"), "uidOf needs resource: (pods, deployments.apps, ...), as a kube probe takes it")
+	} else {
+		v.kubeResource(append(where, "resource"), u.Resource)
+		all := v.resources()
+		kindKnown := slices.ContainsFunc(all, func(r kubeResource) bool { return r.kind == e.Kind })
+		if r, ok := findResource(all, u.Resource); ok && kindKnown && r.kind != e.Kind {
+			v.at(append(where, "resource"), "uidOf reads %s, but the events are of kind %s: no event of a %s has the UID of a %s; name the %s whose events to read", u.Resource, e.Kind, e.Kind, r.kind, e.Kind)
+		}
+	}
+	name := u.Name
+	if name == "" {
+		name = e.Name
+	}
+	if strings.Contains(name, "*") {
+		v.at(append(where, "name"), "uidOf reads one object: give it name: (the events probe's name %q is a prefix)", e.Name)
+	}
+}
+
+// historyOnly warns of a step whose every check reads only the shell
+// history: what the shell wrote is no proof that anything happened, so a
+// step needs a check of the cluster, a node or the learner's answer too.
+func (v *validator) historyOnly(where []any, s *Step) {
+	history := false
+	for i := range s.Checks {
+		for _, c := range s.Checks[i].Conditions() {
+			if c.Probe.History == nil {
+				return
+			}
+			history = true
+		}
+	}
+	if !history {
+		return
+	}
+	v.warn(append(where, "checks"), "every check of step %s reads only the shell history, which says what was typed, not what it did; add a check of the cluster's or a node's state, or of an answer the learner can only find by doing the step", s.ID)
 }

@@ -22,6 +22,9 @@ type Problem struct {
 	// one: steps[1].checks[0].expect.ge.
 	Field   string `json:"field,omitempty"`
 	Message string `json:"message"`
+	// Warning marks a lint that fails a lab only when validation is
+	// strict; a loaded lab keeps its warnings in Lab.Warnings.
+	Warning bool `json:"warning,omitempty"`
 }
 
 func (p Problem) String() string {
@@ -29,7 +32,11 @@ func (p Problem) String() string {
 	if p.Line > 0 {
 		s += ":" + strconv.Itoa(p.Line)
 	}
-	s += ": " + p.Message
+	s += ": "
+	if p.Warning {
+		s += "warning: "
+	}
+	s += p.Message
 	if p.Field != "" {
 		s += " (at " + p.Field + ")"
 	}
@@ -54,6 +61,8 @@ type LoadOptions struct {
 	// DisplayRoot prefixes file names in problems (the folder as the
 	// user named it on the command line).
 	DisplayRoot string
+	// Strict makes warnings problems: a lab with one does not load.
+	Strict bool
 }
 
 // Load reads and validates the lab in folder dir of fsys. It returns the lab
@@ -90,9 +99,21 @@ func Load(fsys fs.FS, dir string, opts LoadOptions) (*Lab, Problems) {
 	v := &validator{lab: lab, root: &root, file: file, langs: opts.Languages, display: display, broken: broken}
 	v.validate()
 	problems = append(problems, v.problems...)
+	if opts.Strict {
+		for _, w := range v.warnings {
+			w.Warning = false
+			problems = append(problems, w)
+		}
+	}
 	if len(problems) > 0 {
+		// A lab that fails shows its warnings too, so the author fixes
+		// everything in one go.
+		if !opts.Strict {
+			problems = append(problems, v.warnings...)
+		}
 		return nil, inLineOrder(problems, file)
 	}
+	lab.Warnings = inLineOrder(v.warnings, file)
 	return lab, nil
 }
 
@@ -157,9 +178,9 @@ var typeWords = map[string]string{
 	"labs.KubeProbe": "a kube probe", "labs.CommandProbe": "a command probe", "labs.CrictlProbe": "a crictl probe",
 	"labs.EventsProbe": "an events probe", "labs.FileProbe": "a file probe", "labs.UnitProbe": "a unit probe",
 	"labs.HistoryProbe": "a history probe", "labs.ScriptProbe": "a script probe", "labs.NodeConditionProbe": "a nodeCondition probe",
-	"labs.AnswerProbe": "an answer probe", "labs.Value": "a value", "labs.IntRange": "int: {min, max}", "[]labs.Value": "a list", "labs.Text": "a text in each language", "labs.Duration": "a duration like 30s or 2m",
+	"labs.AnswerProbe": "an answer probe", "labs.Value": "a value", "labs.IntRange": "int: {min, max}", "[]labs.Value": "a list", "labs.Condition": "a condition", "labs.ObjectRef": "uidOf", "labs.Text": "a text in each language", "labs.Duration": "a duration like 30s or 2m",
 	"string": "a single value", "int": "a whole number", "float64": "a number", "bool": "true or false",
-	"[]string": "a list", "[]labs.Step": "a list", "[]labs.Check": "a list", "[]labs.Action": "a list", "[]labs.Text": "a list",
+	"[]string": "a list", "[]labs.Step": "a list", "[]labs.Check": "a list", "[]labs.Action": "a list", "[]labs.Text": "a list", "[]labs.Condition": "a list",
 }
 
 // yamlTags name YAML's kinds of value in the lab format's words.
@@ -227,7 +248,8 @@ func init() {
 		reflect.TypeFor[Matcher](), reflect.TypeFor[Action](), reflect.TypeFor[Cluster](), reflect.TypeFor[WaitAction](),
 		reflect.TypeFor[KubeProbe](), reflect.TypeFor[NodeConditionProbe](), reflect.TypeFor[EventsProbe](), reflect.TypeFor[CommandProbe](),
 		reflect.TypeFor[FileProbe](), reflect.TypeFor[CrictlProbe](), reflect.TypeFor[UnitProbe](), reflect.TypeFor[HistoryProbe](),
-		reflect.TypeFor[AnswerProbe](), reflect.TypeFor[ScriptProbe](), reflect.TypeFor[Value](), reflect.TypeFor[IntRange]()} {
+		reflect.TypeFor[AnswerProbe](), reflect.TypeFor[ScriptProbe](), reflect.TypeFor[Value](), reflect.TypeFor[IntRange](),
+		reflect.TypeFor[Condition](), reflect.TypeFor[ObjectRef]()} {
 		labTypes[t.String()] = t
 	}
 }

@@ -55,6 +55,8 @@ type Lab struct {
 	Intro Text `yaml:"-" json:"-"`
 	// Vals are the values this copy of the lab was filled with (For).
 	Vals Values `yaml:"-" json:"-"`
+	// Warnings are the lints the lab loaded with (see LoadOptions.Strict).
+	Warnings Problems `yaml:"-" json:"-"`
 }
 
 // FileFunc reads a file of a lab by its path inside the lab folder.
@@ -84,22 +86,32 @@ type Step struct {
 	Body Text `yaml:"-" json:"-"`
 }
 
-// NeedsAnswer reports whether a check of the step reads the learner's answer.
+// NeedsAnswer reports whether a check of the step reads the learner's
+// answer, in its probe, its matcher or any condition of allOf, anyOf, not.
 func (s *Step) NeedsAnswer() bool {
-	for _, c := range s.Checks {
-		if c.Probe.Answer != nil || (c.Expect.SameAs != nil && c.Expect.SameAs.Answer != nil) || (c.Expect.DiffersFrom != nil && c.Expect.DiffersFrom.Answer != nil) {
-			return true
+	for i := range s.Checks {
+		for _, c := range s.Checks[i].Conditions() {
+			e := &c.Expect
+			if c.Probe.Answer != nil || (e.SameAs != nil && e.SameAs.Answer != nil) || (e.DiffersFrom != nil && e.DiffersFrom.Answer != nil) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
 // Check is a probe that reads real state, a matcher that judges it, and
-// hints shown when it fails.
+// hints shown when it fails. Instead of probe and expect, a check may judge
+// exactly one of AllOf, AnyOf and Not: conditions (see Condition).
 type Check struct {
 	Name   Text    `yaml:"name" json:"name"`
 	Probe  Probe   `yaml:"probe" json:"-"`
 	Expect Matcher `yaml:"expect,omitempty" json:"-"`
+	// AllOf passes when every condition passes, AnyOf when one does, Not
+	// when its condition reads a value that its matcher rejects.
+	AllOf []Condition `yaml:"allOf,omitempty" json:"-"`
+	AnyOf []Condition `yaml:"anyOf,omitempty" json:"-"`
+	Not   *Condition  `yaml:"not,omitempty" json:"-"`
 	// Within polls the check until it passes or this time is up.
 	Within Duration `yaml:"within,omitempty" json:"-"`
 	// Holds requires the check to keep passing for this long.
@@ -215,6 +227,21 @@ type EventsProbe struct {
 	// source that wrote it: default-scheduler, kubelet), message, or
 	// "reason component".
 	Field string `yaml:"field,omitempty"`
+	// Pick "latest" keeps only the newest event (by when it was last seen).
+	Pick string `yaml:"pick,omitempty"`
+	// UID keeps only the events of the object with this UID.
+	UID string `yaml:"uid,omitempty"`
+	// UIDOf keeps only the events of the object that exists now, found by
+	// UIDOf's name: not those of a deleted object of the same name.
+	UIDOf *ObjectRef `yaml:"uidOf,omitempty"`
+}
+
+// ObjectRef names an object as a kube probe does. Namespace and Name
+// default to the events probe's own.
+type ObjectRef struct {
+	Resource  string `yaml:"resource"`
+	Namespace string `yaml:"namespace,omitempty"`
+	Name      string `yaml:"name,omitempty"`
 }
 
 // CommandProbe runs a shell command on a node.
@@ -275,6 +302,11 @@ type Matcher struct {
 	GE          *float64 `yaml:"ge,omitempty"`
 	LT          *float64 `yaml:"lt,omitempty"`
 	LE          *float64 `yaml:"le,omitempty"`
+	// GT, GE, LT and LE compare numbers; the value read may be a
+	// Kubernetes quantity (250m, 128Mi), compared as the number it is.
+	// Quantity passes when the value read is the same Kubernetes quantity:
+	// 128Mi accepts 134217728, 128Mi and 0.125Gi.
+	Quantity string `yaml:"quantity,omitempty"`
 	// Count applies a matcher to the number of whitespace-separated values.
 	Count *Matcher `yaml:"count,omitempty"`
 	// SameAs and DiffersFrom compare with the value of another probe.
@@ -314,6 +346,7 @@ func (m *Matcher) kinds() []string {
 	add(m.GE != nil, "ge")
 	add(m.LT != nil, "lt")
 	add(m.LE != nil, "le")
+	add(m.Quantity != "", "quantity")
 	add(m.Count != nil, "count")
 	add(m.SameAs != nil, "sameAs")
 	add(m.DiffersFrom != nil, "differsFrom")

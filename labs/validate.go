@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/util/jsonpath"
 
 	"github.com/podpath/podpath/internal/names"
@@ -28,6 +29,9 @@ type validator struct {
 	langs    []string
 	display  func(string) string
 	problems Problems
+	// warnings are lints that do not fail a lab unless validation is
+	// strict (podpath labs validate --strict).
+	warnings Problems
 	// broken are the fields YAML could not decode; what is wrong around
 	// them follows from that and is already reported.
 	broken []brokenField
@@ -46,6 +50,18 @@ func (v *validator) at(where []any, format string, args ...any) {
 		}
 	}
 	v.problems = append(v.problems, Problem{File: v.file, Line: lineAt(v.root, where...), Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// warn records a warning at the YAML node found by path, as at does a problem.
+func (v *validator) warn(where []any, format string, args ...any) {
+	before := len(v.problems)
+	v.at(where, format, args...)
+	if len(v.problems) > before {
+		p := v.problems[before]
+		p.Warning = true
+		v.problems = v.problems[:before]
+		v.warnings = append(v.warnings, p)
+	}
 }
 
 func (v *validator) validate() {
@@ -156,20 +172,12 @@ func (v *validator) step(i int, s *Step, seen map[string]int) {
 		v.action(append(where, "solve", j), &s.Solve[j], true)
 	}
 	v.answerLabel(where, s)
+	v.historyOnly(where, s)
 }
 
 func (v *validator) check(where []any, c *Check) {
 	v.text(append(where, "name"), "check name", c.Name)
-	v.probe(append(where, "probe"), &c.Probe)
-	if c.Probe.Script != nil {
-		if c.Expect.Kind() != "" || len(c.Expect.kinds()) > 0 {
-			v.at(append(where, "expect"), "a script check passes when its script exits 0; remove expect")
-		}
-	} else {
-		v.matcher(append(where, "expect"), &c.Expect)
-		v.sameProbe(append(where, "expect"), &c.Probe, &c.Expect)
-		v.answerCompared(where, c)
-	}
+	v.condition(where, c.Condition(), judged{})
 	if len(c.Hints) == 0 {
 		v.at(append(where, "hints"), "a check needs hints: what to look at when it fails (the first one should not give the answer away)")
 	}
@@ -184,6 +192,92 @@ func (v *validator) check(where []any, c *Check) {
 		if d.d.D() > d.max {
 			v.at(append(where, d.name), "%s %s is longer than the %s allowed", d.name, d.d.D(), d.max)
 		}
+	}
+}
+
+// judged says how a condition's verdict reaches its check: through an odd
+// number of nots (negated), or as one part of allOf or anyOf (part).
+type judged struct{ negated, part bool }
+
+// cannotFail is how a lint says a matcher always accepts: the check, or
+// the part of it, cannot fail (or, under a not, can never pass).
+func (j judged) cannotFail(accepts bool) string {
+	what := "the check"
+	if j.part {
+		what = "this part of the check"
+	}
+	if accepts != j.negated {
+		return what + " cannot fail"
+	}
+	return what + " can never pass"
+}
+
+// condition validates a check's condition (where is the check) or one of
+// allOf, anyOf and not (where is the condition): exactly one of probe (with
+// expect), allOf, anyOf and not.
+func (v *validator) condition(where []any, c *Condition, j judged) {
+	// A key written with no value (allOf:) counts as set: it is what the
+	// author chose, and its problem is that it is empty.
+	has := func(key string, set bool) bool {
+		return set || nodeAt(v.root, append(slices.Clip(where), key)...) != nil
+	}
+	var set []string
+	for _, k := range []struct {
+		key string
+		set bool
+	}{{"probe", len(c.Probe.kinds()) > 0}, {"allOf", c.AllOf != nil}, {"anyOf", c.AnyOf != nil}, {"not", c.Not != nil}} {
+		if has(k.key, k.set) {
+			set = append(set, k.key)
+		}
+	}
+	what := "a check"
+	if n := len(where); n > 0 && (where[n-1] == "not" || n > 1 && (where[n-2] == "allOf" || where[n-2] == "anyOf")) {
+		what = "a condition"
+	}
+	switch {
+	case len(set) == 0:
+		if has("expect", len(c.Expect.kinds()) > 0) {
+			v.at(append(where, "probe"), "%s has expect: but no probe: to read the value it judges", what)
+			return
+		}
+		v.at(where, "%s needs probe: (with expect:) or one of allOf, anyOf, not", what)
+		return
+	case len(set) > 1:
+		v.at(where, "%s sets %s; set exactly one of probe (with expect), allOf, anyOf, not", what, strings.Join(set, " and "))
+		return
+	}
+	switch key := set[0]; key {
+	case "probe":
+		v.probe(append(where, "probe"), &c.Probe)
+		if c.Probe.Script != nil {
+			if len(c.Expect.kinds()) > 0 {
+				v.at(append(where, "expect"), "a script check passes when its script exits 0; remove expect")
+			}
+			return
+		}
+		v.matcher(append(where, "expect"), &c.Expect, j)
+		v.sameProbe(append(where, "expect"), &c.Probe, &c.Expect, j)
+		v.answerCompared(where, c)
+	case "allOf", "anyOf":
+		if has("expect", len(c.Expect.kinds()) > 0) {
+			v.at(append(where, "expect"), "expect: belongs with a probe:; each condition of %s has its own probe and expect", key)
+		}
+		parts := c.Parts()
+		if len(parts) == 0 {
+			v.at(append(where, key), "%s needs a list of conditions, each a probe: with its expect: (or allOf, anyOf, not)", key)
+		}
+		for i := range parts {
+			v.condition(append(slices.Clip(where), key, i), &parts[i], judged{negated: j.negated, part: true})
+		}
+	case "not":
+		if has("expect", len(c.Expect.kinds()) > 0) {
+			v.at(append(where, "expect"), "expect: belongs with a probe:; write not: {probe: ..., expect: ...}")
+		}
+		if c.Not == nil {
+			v.at(append(where, "not"), "`not:` has no value; give it a condition: not: {probe: ..., expect: ...}")
+			return
+		}
+		v.condition(append(slices.Clip(where), "not"), c.Not, judged{negated: !j.negated, part: j.part})
 	}
 }
 
@@ -243,6 +337,7 @@ func (v *validator) probe(where []any, p *Probe) {
 		if !slices.Contains([]string{"", "reason", "component", "message", "reason component"}, e.Field) {
 			v.at(append(where, "events", "field"), "field %q must be reason, component, message or \"reason component\"", e.Field)
 		}
+		v.eventsObject(append(where, "events"), e)
 	case p.Command != nil:
 		if strings.TrimSpace(p.Command.Run) == "" {
 			v.at(append(where, "command", "run"), "a command probe needs run: (a shell command)")
@@ -292,7 +387,7 @@ func (v *validator) node(where []any, name string) {
 	}
 }
 
-func (v *validator) matcher(where []any, m *Matcher) {
+func (v *validator) matcher(where []any, m *Matcher, j judged) {
 	kinds := m.kinds()
 	switch {
 	case len(kinds) == 0:
@@ -310,15 +405,20 @@ func (v *validator) matcher(where []any, m *Matcher) {
 		if re, err := regexp.Compile(m.Matches); err != nil {
 			v.at(append(where, "matches"), "matches %q is not a regular expression: %v", m.Matches, err)
 		} else if matchesAnything(re) {
-			v.at(append(where, "matches"), "matches %q accepts every value, even an empty one, so the check cannot fail; write a pattern of what the right value looks like, or use nonEmpty: true to require a value", m.Matches)
+			v.at(append(where, "matches"), "matches %q accepts every value, even an empty one, so %s; write a pattern of what the right value looks like, or use nonEmpty: true to require a value", m.Matches, j.cannotFail(true))
+		}
+	}
+	if m.Quantity != "" {
+		if _, err := resource.ParseQuantity(strings.TrimSpace(m.Quantity)); err != nil {
+			v.at(append(where, "quantity"), "quantity %q is not a Kubernetes quantity; write it as in a Pod's resources: 128Mi, 1Gi, 250m, 0.5, 2", m.Quantity)
 		}
 	}
 	if m.Count != nil {
-		v.matcher(append(where, "count"), m.Count)
+		v.matcher(append(where, "count"), m.Count, j)
 		if m.Count.SameAs != nil || m.Count.DiffersFrom != nil || m.Count.Count != nil {
 			v.at(append(where, "count"), "count compares a number: use equals, gt, ge, lt or le inside it")
 		}
-		v.countBounds(where, m)
+		v.countBounds(where, m, j)
 	}
 	if m.SameAs != nil {
 		v.probe(append(where, "sameAs"), m.SameAs)
@@ -366,8 +466,8 @@ func (v *validator) action(where []any, a *Action, solve bool) {
 	case "wait":
 		v.probe(append(where, "wait", "probe"), &a.Wait.Probe)
 		if a.Wait.Probe.Script == nil {
-			v.matcher(append(where, "wait", "expect"), &a.Wait.Expect)
-			v.sameProbe(append(where, "wait", "expect"), &a.Wait.Probe, &a.Wait.Expect)
+			v.matcher(append(where, "wait", "expect"), &a.Wait.Expect, judged{})
+			v.sameProbe(append(where, "wait", "expect"), &a.Wait.Probe, &a.Wait.Expect, judged{})
 		}
 		if a.Wait.Timeout <= 0 {
 			v.at(append(where, "wait", "timeout"), "wait needs timeout: (e.g. 60s)")

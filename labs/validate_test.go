@@ -382,3 +382,248 @@ func TestEditDistance(t *testing.T) {
 		}
 	}
 }
+
+// combinedLab's first check is allOf a probe and a not, instead of a probe
+// and expect; the combinator tests break it one way at a time.
+var combinedLab = strings.Replace(validLab, `        probe:
+          kube: {resource: pods, name: web, jsonpath: "{.status.phase}"}
+        expect: {equals: Running}
+`, `        allOf:
+          - probe:
+              kube: {resource: pods, name: web, jsonpath: "{.status.phase}"}
+            expect: {equals: Running}
+          - not:
+              probe:
+                command: {node: node01, run: "crictl ps -q --name web"}
+              expect: {empty: true}
+`, 1)
+
+func TestCombinedChecks(t *testing.T) {
+	lab, ps := Load(labFS(combinedLab), "lab", bothLanguages)
+	if len(ps) > 0 {
+		t.Fatalf("the combined lab has problems:\n%v", ps)
+	}
+	c := &lab.Steps[0].Checks[0]
+	if len(c.AllOf) != 2 || c.AllOf[1].Not == nil || c.AllOf[1].Not.Probe.Command == nil || c.Within.D().Seconds() != 30 {
+		t.Fatalf("parsed check: %+v", c)
+	}
+	if got := c.Conditions(); len(got) != 2 || got[0].Probe.Kube == nil || got[1].Probe.Command == nil || got[1].Expect.Kind() != "empty" {
+		t.Errorf("conditions of the check: %+v", got)
+	}
+	const probe = "probe:\n                command: {node: node01, run: \"crictl ps -q --name web\"}\n              expect: {empty: true}"
+	runLintCases(t, []lintCase{
+		{"anyOf", combinedLab, []string{"        allOf:", "        anyOf:"}, nil},
+		{"not at the top", combinedLab, []string{"        allOf:\n          - probe:\n              kube: {resource: pods, name: web, jsonpath: \"{.status.phase}\"}\n            expect: {equals: Running}\n          - not:\n", "        not:\n          probe:\n            kube: {resource: pods, name: web, jsonpath: \"{.status.phase}\"}\n          expect: {equals: Running}\n        x-not:\n"},
+			&want{20, "steps[0].checks[0].x-not", `unknown field "x-not" in a check`}},
+		{"nested anyOf in allOf", combinedLab, []string{"          - not:\n              " + probe, "          - anyOf:\n              - probe: {unit: {node: node01, unit: kubelet}}\n                expect: {equals: active}\n              - not: {probe: {unit: {node: node01, unit: kubelet}}, expect: {equals: failed}}"}, nil},
+		{"a problem deep down", combinedLab, []string{"          - not:\n              " + probe, "          - anyOf:\n              - probe: {unit: {node: node01, unit: kubelet}}\n                expect: {equals: active}\n              - not: {probe: {unit: {node: node07, unit: kubelet}}, expect: {equals: failed}}"},
+			&want{23, "steps[0].checks[0].allOf[1].anyOf[1].not.probe.unit.node", `unknown node "node07"`}},
+
+		{"probe and allOf", combinedLab, []string{"        allOf:\n", "        probe: {unit: {node: node01, unit: kubelet}}\n        allOf:\n"},
+			&want{15, "steps[0].checks[0]", "a check sets probe and allOf; set exactly one of probe (with expect), allOf, anyOf, not"}},
+		{"allOf and anyOf", combinedLab, []string{"        allOf:\n", "        anyOf: [{probe: {unit: {node: node01, unit: kubelet}}, expect: {equals: active}}]\n        allOf:\n"},
+			&want{15, "steps[0].checks[0]", "a check sets allOf and anyOf"}},
+		{"no probe and no combinator", validLab, []string{"        probe:\n          kube: {resource: pods, name: web, jsonpath: \"{.status.phase}\"}\n        expect: {equals: Running}\n", ""},
+			&want{15, "steps[0].checks[0]", "a check needs probe: (with expect:) or one of allOf, anyOf, not"}},
+		{"empty anyOf", validLab, []string{"        probe:\n          kube: {resource: pods, name: web, jsonpath: \"{.status.phase}\"}\n        expect: {equals: Running}\n", "        anyOf: []\n"},
+			&want{16, "steps[0].checks[0].anyOf", "anyOf needs a list of conditions"}},
+		{"allOf with no value", validLab, []string{"        probe:\n          kube: {resource: pods, name: web, jsonpath: \"{.status.phase}\"}\n        expect: {equals: Running}\n", "        allOf:\n"},
+			&want{16, "steps[0].checks[0].allOf", "allOf needs a list of conditions"}},
+		{"not with no value", combinedLab, []string{"          - not:\n              " + probe, "          - not:"},
+			&want{20, "steps[0].checks[0].allOf[1].not", "`not:` has no value; give it a condition"}},
+		{"expect beside allOf", combinedLab, []string{"        allOf:\n", "        expect: {equals: Running}\n        allOf:\n"},
+			&want{16, "steps[0].checks[0].expect", "expect: belongs with a probe:; each condition of allOf has its own"}},
+		{"a condition with expect and no probe", combinedLab, []string{"          - probe:\n              kube: {resource: pods, name: web, jsonpath: \"{.status.phase}\"}\n            expect", "          - expect"},
+			&want{17, "steps[0].checks[0].allOf[0].probe", "a condition has expect: but no probe:"}},
+		{"an empty item", combinedLab, []string{"          - not:\n              " + probe, "          -"},
+			&want{20, "steps[0].checks[0].allOf[1]", "a condition needs probe: (with expect:) or one of allOf, anyOf, not"}},
+		{"a condition with no matcher", combinedLab, []string{"\n              expect: {empty: true}", ""},
+			&want{21, "steps[0].checks[0].allOf[1].not.expect", "a check needs expect:"}},
+
+		// What validate.go and yamlcheck.go report for a check's probe and
+		// expect, at a condition's own field.
+		{"unknown field in a condition", combinedLab, []string{"            expect: {equals: Running}", "            expct: {equals: Running}"},
+			&want{19, "steps[0].checks[0].allOf[0].expct", "unknown field \"expct\" in a condition (did you mean `expect`?)"}},
+		{"a check's field in a condition", combinedLab, []string{"            expect: {equals: Running}", "            expect: {equals: Running}\n            within: 30s"},
+			&want{20, "steps[0].checks[0].allOf[0].within", "`within` belongs to the check, not to a condition of allOf, anyOf or not"}},
+		{"did you mean allOf", combinedLab, []string{"        allOf:\n", "        allof:\n"},
+			&want{16, "steps[0].checks[0].allof", "unknown field \"allof\" in a check; did you mean `allOf`?"}},
+		{"wrong type in a nested matcher", combinedLab, []string{"expect: {empty: true}", "expect: {ge: many}"},
+			&want{23, "steps[0].checks[0].allOf[1].not.expect.ge", "`ge` wants a number, got \"many\""}},
+		{"a list for not", combinedLab, []string{"          - not:\n              " + probe, "          - not: [a]"},
+			&want{20, "steps[0].checks[0].allOf[1].not", "`not` wants a condition: a probe: with its expect:, or one of allOf, anyOf, not, got a list"}},
+		{"unknown node in a nested probe", combinedLab, []string{"command: {node: node01", "command: {node: node03"},
+			&want{22, "steps[0].checks[0].allOf[1].not.probe.command.node", `unknown node "node03"`}},
+		{"two probes in a condition", combinedLab, []string{"              kube: {resource: pods, name: web, jsonpath: \"{.status.phase}\"}\n", "              kube: {resource: pods, name: web, jsonpath: \"{.status.phase}\"}\n              unit: {node: node01, unit: kubelet}\n"},
+			&want{18, "steps[0].checks[0].allOf[0].probe", "a probe sets kube and unit; set exactly one"}},
+		{"script with expect in a condition", combinedLab, []string{`command: {node: node01, run: "crictl ps -q --name web"}`, `script: {node: node01, script: "exit 0"}`},
+			&want{23, "steps[0].checks[0].allOf[1].not.expect", "a script check passes when its script exits 0; remove expect"}},
+		{"script in a condition", combinedLab, []string{`command: {node: node01, run: "crictl ps -q --name web"}`, `script: {node: node01, script: "exit 0"}`, "\n              expect: {empty: true}", ""}, nil},
+	})
+}
+
+// The lints of a check's matcher and probe hold in every condition, and
+// say what a not turns them into.
+func TestLintsInsideCombinators(t *testing.T) {
+	combinedAnswer := strings.Replace(answerLab, `        probe:
+          answer: {}
+        expect:
+          sameAs:
+            crictl: {node: node01, command: "ps -o json", jsonpath: "{.containers[*].id}"}`, `        anyOf:
+          - probe: {kube: {resource: pods, name: web, jsonpath: "{.status.phase}"}}
+            expect: {equals: Failed}
+          - probe: {answer: {}}
+            expect:
+              sameAs: {crictl: {node: node01, command: "ps -o json", jsonpath: "{.containers[*].id}"}}`, 1)
+	lab, ps := Load(labFS(combinedAnswer), "lab", bothLanguages)
+	if len(ps) > 0 {
+		t.Fatalf("the combined answer lab has problems:\n%v", ps)
+	}
+	if !lab.Steps[1].NeedsAnswer() {
+		t.Error("a step whose anyOf reads the answer does not need one")
+	}
+	if lab.Steps[0].NeedsAnswer() {
+		t.Error("a step that reads no answer needs one")
+	}
+	runLintCases(t, []lintCase{
+		{"matches .* in allOf", combinedLab, []string{"expect: {equals: Running}", `expect: {matches: ".*"}`},
+			&want{19, "steps[0].checks[0].allOf[0].expect.matches", `matches ".*" accepts every value, even an empty one, so this part of the check cannot fail`}},
+		{"matches .* under not", combinedLab, []string{"expect: {empty: true}", `expect: {matches: "(?s).*"}`},
+			&want{23, "steps[0].checks[0].allOf[1].not.expect.matches", "so this part of the check can never pass"}},
+		{"matches .* under a top-level not", validLab, []string{"        probe:\n          kube: {resource: pods, name: web, jsonpath: \"{.status.phase}\"}\n        expect: {equals: Running}\n", "        not:\n          probe: {kube: {resource: pods, name: web, jsonpath: \"{.status.phase}\"}}\n          expect: {matches: \"^.*$\"}\n"},
+			&want{18, "steps[0].checks[0].not.expect.matches", "so the check can never pass"}},
+		{"count ge 0 under not", combinedLab, []string{"expect: {empty: true}", "expect: {count: {ge: 0}}"},
+			&want{23, "steps[0].checks[0].allOf[1].not.expect.count.ge", "count ge 0 always holds (a count is never negative), so this part of the check can never pass"}},
+		{"sameAs itself in anyOf", combinedLab, []string{"        allOf:", "        anyOf:", "expect: {equals: Running}", `expect: {sameAs: {kube: {resource: pods, name: web, jsonpath: "{.status.phase}"}}}`},
+			&want{19, "steps[0].checks[0].anyOf[0].expect.sameAs", "sameAs compares the probe with itself, so this part of the check cannot fail"}},
+		{"differsFrom itself under not", combinedLab, []string{"expect: {empty: true}", `expect: {differsFrom: {command: {node: node01, run: "crictl ps -q --name web"}}}`},
+			&want{23, "steps[0].checks[0].allOf[1].not.expect.differsFrom", "differsFrom compares the probe with itself, so this part of the check cannot fail"}},
+		{"unknown resource in a condition", combinedLab, []string{"kube: {resource: pods", "kube: {resource: pdos"},
+			&want{18, "steps[0].checks[0].allOf[0].probe.kube.resource", "unknown resource \"pdos\": Kubernetes 1.34 has no such built-in resource (did you mean `pods`?)"}},
+		{"events kind in a condition", combinedLab, []string{`kube: {resource: pods, name: web, jsonpath: "{.status.phase}"}`, `events: {kind: pod, name: web}`, "expect: {equals: Running}", "expect: {equals: Started}"},
+			&want{18, "steps[0].checks[0].allOf[0].probe.events.kind", `events kind "pod": write the kind as Kubernetes does, Pod`}},
+
+		{"answer in anyOf compared with the cluster", combinedAnswer, nil, nil},
+		{"answer in anyOf compared with a literal", combinedAnswer, []string{"            expect:\n              sameAs: {crictl: {node: node01, command: \"ps -o json\", jsonpath: \"{.containers[*].id}\"}}", "            expect: {equals: abc}"},
+			&want{35, "steps[1].checks[0].anyOf[1].expect.equals", "the answer is compared with a value written in the lab (equals)"}},
+		{"answer under not compared with a quantity", combinedAnswer, []string{"          - probe: {answer: {}}\n            expect:\n              sameAs: {crictl: {node: node01, command: \"ps -o json\", jsonpath: \"{.containers[*].id}\"}}", "          - not: {probe: {answer: {}}, expect: {quantity: 1Gi}}"},
+			&want{34, "steps[1].checks[0].anyOf[1].not.expect.quantity", "the answer is compared with a value written in the lab (quantity)"}},
+		{"answer in anyOf without a label", combinedAnswer, []string{"    answer: {en: The container's ID, zh: 容器的 ID}\n", ""},
+			&want{25, "steps[1].answer", "step second reads the learner's answer but has no answer: label"}},
+		{"answer in sameAs of a condition", validLab, []string{"expect: {equals: Running}", "expect: {differsFrom: {answer: {}}}"},
+			&want{11, "steps[0].answer", "step first reads the learner's answer but has no answer: label"}},
+	})
+}
+
+func TestQuantityMatcherLint(t *testing.T) {
+	runLintCases(t, []lintCase{
+		{"quantity", validLab, []string{"expect: {equals: Running}", "expect: {quantity: 128Mi}"}, nil},
+		{"quantity in millis", validLab, []string{"expect: {equals: Running}", `expect: {quantity: "250m"}`}, nil},
+		{"not a quantity", validLab, []string{"expect: {equals: Running}", `expect: {quantity: "128 MiB"}`},
+			&want{18, "steps[0].checks[0].expect.quantity", `quantity "128 MiB" is not a Kubernetes quantity`}},
+		{"quantity and equals", validLab, []string{"expect: {equals: Running}", `expect: {equals: Running, quantity: 1Gi}`},
+			&want{18, "steps[0].checks[0].expect", "expect sets equals and quantity; set exactly one"}},
+	})
+}
+
+func TestEventsPickLints(t *testing.T) {
+	events := func(fields string) []string {
+		return []string{`kube: {resource: pods, name: web, jsonpath: "{.status.phase}"}`, "events: {kind: Pod, name: web" + fields + "}", "expect: {equals: Running}", "expect: {equals: Started}"}
+	}
+	runLintCases(t, []lintCase{
+		{"pick latest", validLab, events(", pick: latest"), nil},
+		{"uidOf", validLab, events(", uidOf: {resource: pods}"), nil},
+		{"uidOf with its own name", validLab, events(", uidOf: {resource: po, namespace: default, name: web}"), nil},
+		{"uidOf of a prefix named", validLab, []string{`kube: {resource: pods, name: web, jsonpath: "{.status.phase}"}`, "events: {kind: Pod, name: web-*, uidOf: {resource: pods, name: web-1}}"}, nil},
+		{"pick another", validLab, events(", pick: first"),
+			&want{17, "steps[0].checks[0].probe.events.pick", `pick "first": the one pick is latest`}},
+		{"uid and uidOf", validLab, events(", uid: abc, uidOf: {resource: pods}"),
+			&want{17, "steps[0].checks[0].probe.events.uid", "by uid or by uidOf, not both"}},
+		{"uidOf without resource", validLab, events(", uidOf: {name: web}"),
+			&want{17, "steps[0].checks[0].probe.events.uidOf.resource", "uidOf needs resource:"}},
+		{"uidOf of an unknown resource", validLab, events(", uidOf: {resource: podz}"),
+			&want{17, "steps[0].checks[0].probe.events.uidOf.resource", "unknown resource \"podz\""}},
+		{"uidOf of another kind", validLab, events(", uidOf: {resource: deployments.apps}"),
+			&want{17, "steps[0].checks[0].probe.events.uidOf.resource", "uidOf reads deployments.apps, but the events are of kind Pod: no event of a Pod has the UID of a Deployment"}},
+		{"uidOf of a prefix", validLab, []string{`kube: {resource: pods, name: web, jsonpath: "{.status.phase}"}`, "events: {kind: Pod, name: web-*, uidOf: {resource: pods}}"},
+			&want{17, "steps[0].checks[0].probe.events.uidOf.name", `uidOf reads one object: give it name: (the events probe's name "web-*" is a prefix)`}},
+		{"uidOf misspelt", validLab, events(", uidof: {resource: pods}"),
+			&want{17, "steps[0].checks[0].probe.events.uidof", "did you mean `uidOf`?"}},
+	})
+	// A UID written in the lab is a warning: the lab loads, and fails only
+	// when validation is strict.
+	y := edit(t, validLab, events(", uid: 0b1c")...)
+	lab, ps := Load(labFS(y), "lab", bothLanguages)
+	w := want{17, "steps[0].checks[0].probe.events.uid", `uid "0b1c" is the UID of an object of one cluster`}
+	if lab == nil || !w.in(lab.Warnings) || len(ps) > 0 {
+		t.Errorf("a written uid: lab %v, warnings %v, problems %v", lab != nil, lab.Warnings, ps)
+	}
+}
+
+// A step checked by shell history alone is a warning, an error when strict.
+func TestHistoryOnlyStep(t *testing.T) {
+	history := func(node, re string) string { return "history: {node: " + node + ", matches: \"" + re + "\"}" }
+	onlyHistory := edit(t, validLab, `crictl: {node: node01, command: "ps -o json", jsonpath: "{.containers[*].id}"}`, history("node01", "crictl +ps"))
+	w := want{29, "steps[1].checks", "every check of step second reads only the shell history"}
+	lab, ps := Load(labFS(onlyHistory), "lab", bothLanguages)
+	if len(ps) > 0 || lab == nil {
+		t.Fatalf("a warning stopped the lab from loading:\n%v", ps)
+	}
+	if len(lab.Warnings) != 1 || !w.in(lab.Warnings) || !lab.Warnings[0].Warning {
+		t.Errorf("warnings %v, want %v", lab.Warnings, w)
+	}
+	if s := lab.Warnings[0].String(); !strings.Contains(s, "lab.yaml:29: warning: every check") {
+		t.Errorf("printed as %q", s)
+	}
+	strict := bothLanguages
+	strict.Strict = true
+	lab, ps = Load(labFS(onlyHistory), "lab", strict)
+	if lab != nil || len(ps) != 1 || !w.in(ps) || ps[0].Warning {
+		t.Errorf("strict: lab %v, problems %v", lab != nil, ps)
+	}
+	// A lab that fails anyway shows its warnings with its problems.
+	_, ps = Load(labFS(edit(t, onlyHistory, "level: beginner", "level: expert")), "lab", bothLanguages)
+	if len(ps) != 2 || !w.in(ps) {
+		t.Errorf("a failing lab's problems %v, want its warning too", ps)
+	}
+
+	cases := []struct {
+		name string
+		lab  string
+		warn bool
+	}{
+		{"history and state", edit(t, onlyHistory, "    solve:\n      - run: \"true\"", "      - name: {en: state, zh: 状态}\n        probe: {unit: {node: node01, unit: kubelet}}\n        expect: {equals: active}\n        hints: [{en: h, zh: 提示}]\n    solve:\n      - run: \"true\""), false},
+		{"two history checks", edit(t, onlyHistory, "    solve:\n      - run: \"true\"", "      - name: {en: more, zh: 更多}\n        probe: {"+history("controlplane", "kubectl")+"}\n        expect: {nonEmpty: true}\n        hints: [{en: h, zh: 提示}]\n    solve:\n      - run: \"true\""), true},
+		{"allOf of history", edit(t, combinedLab, `kube: {resource: pods, name: web, jsonpath: "{.status.phase}"}`, history("node01", "crictl"), `command: {node: node01, run: "crictl ps -q --name web"}`, history("node01", "rm")), true},
+		{"anyOf of history and state", edit(t, combinedLab, "        allOf:", "        anyOf:", `kube: {resource: pods, name: web, jsonpath: "{.status.phase}"}`, history("node01", "crictl")), false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			lab, ps := Load(labFS(c.lab), "lab", bothLanguages)
+			if len(ps) > 0 {
+				t.Fatalf("problems:\n%v", ps)
+			}
+			if got := len(lab.Warnings) > 0; got != c.warn {
+				t.Errorf("warned %v, want %v: %v", got, c.warn, lab.Warnings)
+			}
+		})
+	}
+}
+
+// The built-in labs load strictly (a warning is an error for them), and no
+// step of theirs is checked by shell history alone.
+func TestBuiltinHistoryOnlySteps(t *testing.T) {
+	all, ps := Builtin()
+	if len(ps) > 0 {
+		t.Fatalf("the built-in labs have problems:\n%v", ps)
+	}
+	for _, l := range all {
+		for i := range l.Steps {
+			v := &validator{lab: l}
+			v.historyOnly([]any{"steps", i}, &l.Steps[i])
+			if len(v.warnings) > 0 {
+				t.Errorf("lab %s step %s: %v", l.ID, l.Steps[i].ID, v.warnings)
+			}
+		}
+	}
+}

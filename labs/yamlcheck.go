@@ -261,6 +261,11 @@ func unknownFieldMessage(name string, in reflect.Type, guess string) string {
 		return fmt.Sprintf("unknown matcher %q%s; expect takes one of %s (with minPrefix, ignoreCase)", name, mean, strings.Join(matcherKinds, ", "))
 	case reflect.TypeFor[Action]():
 		return fmt.Sprintf("unknown action %q%s; an action is one of apply, delete, copy (with to, node), run (with node, allowFail), wait, answer", name, mean)
+	case reflect.TypeFor[Condition]():
+		if checkFields, _ := yamlFields(reflect.TypeFor[Check]()); slices.Contains(checkFields, name) {
+			return fmt.Sprintf("`%s` belongs to the check, not to a condition of allOf, anyOf or not: name, within, holds, timeout and hints apply to the whole check", name)
+		}
+		return fmt.Sprintf("unknown field %q in a condition%s; a condition is a probe: with its expect:, or one of %s", name, mean, strings.Join(Combinators, ", "))
 	}
 	names, _ := yamlFields(in)
 	msg := fmt.Sprintf("unknown field %q in %s", name, typeWord(in))
@@ -484,6 +489,8 @@ func structWords(t reflect.Type) string {
 		return "an action: one of apply, delete, copy, run, wait, answer"
 	case reflect.TypeFor[AnswerProbe]():
 		return "{} (an answer probe has no fields)"
+	case reflect.TypeFor[Condition]():
+		return "a condition: a probe: with its expect:, or one of " + strings.Join(Combinators, ", ")
 	}
 	names, _ := yamlFields(t)
 	return "a map of its fields (" + strings.Join(names, ", ") + ")"

@@ -145,9 +145,11 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // how many it tried and the ones the step passed with.
 func honesty(ctx context.Context, g *grader.Grader, target grader.Target, step *labs.Step, lab *labs.Lab, otherStep *labs.Step, other *labs.Lab, since time.Time) (tried []string, fooled []string) {
 	nodes := map[string]bool{}
-	for _, c := range step.Checks {
-		if c.Probe.History != nil {
-			nodes[c.Probe.History.Node] = true
+	for i := range step.Checks {
+		for _, c := range step.Checks[i].Conditions() {
+			if c.Probe.History != nil {
+				nodes[c.Probe.History.Node] = true
+			}
 		}
 	}
 	if lines := typedNotRun(step); len(nodes) > 0 && len(lines) > 0 {
