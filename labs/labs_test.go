@@ -25,8 +25,8 @@ steps:
           kube: {resource: pods, name: web, jsonpath: "{.status.phase}"}
         expect: {equals: Running}
         within: 30s
-        hints:
-          - {en: Look at the pod, zh: 看看 Pod}
+        hints: [{en: Which object records the pod, zh: 哪个对象记录了这个 Pod},
+          {en: Look at the pod, zh: 看看 Pod}]
     solve:
       - run: kubectl get pods
         node: controlplane
@@ -38,8 +38,8 @@ steps:
         probe:
           crictl: {node: node01, command: "ps -o json", jsonpath: "{.containers[*].id}"}
         expect: {nonEmpty: true}
-        hints:
-          - {en: Use crictl, zh: 用 crictl}
+        hints: [{en: Ask containerd on the node, zh: 去节点上问 containerd},
+          {en: Use crictl, zh: 用 crictl}]
     solve:
       - run: "true"
         node: node01
@@ -113,7 +113,7 @@ func TestBrokenLabs(t *testing.T) {
 			file: "lab/lab.yaml", line: 19, message: "`within` wants a duration like 30s or 2m, got \"soon\""},
 		{name: "missing manifest", yaml: strings.Replace(validLab, "apply: manifests/pod.yaml", "apply: manifests/nope.yaml", 1),
 			file: "lab/lab.yaml", line: 9, message: "apply names manifests/nope.yaml, which is not in the lab folder"},
-		{name: "no hints", yaml: strings.Replace(validLab, "        hints:\n          - {en: Use crictl, zh: 用 crictl}\n", "", 1),
+		{name: "no hints", yaml: strings.Replace(validLab, "        hints: [{en: Ask containerd on the node, zh: 去节点上问 containerd},\n          {en: Use crictl, zh: 用 crictl}]\n", "", 1),
 			file: "lab/lab.yaml", line: 29, message: "a check needs hints"},
 		{name: "bad jsonpath", yaml: strings.Replace(validLab, `jsonpath: "{.status.phase}"`, `jsonpath: "{.status.phase"`, 1),
 			file: "lab/lab.yaml", line: 17, message: `jsonpath "{.status.phase" does not parse`},

@@ -184,6 +184,7 @@ func (v *validator) check(where []any, c *Check) {
 	for k, h := range c.Hints {
 		v.text(append(where, "hints", k), "hint", h)
 	}
+	v.hintCount(where, c)
 	for _, d := range []struct {
 		name string
 		d    Duration

@@ -117,7 +117,7 @@ func TestDidYouMean(t *testing.T) {
 	}{
 		{"check field", "within: 30s", "withn: 30s", want{19, "steps[0].checks[0].withn", "unknown field \"withn\" in a check; did you mean `within`?"}},
 		{"case", `jsonpath: "{.status.phase}"`, `jsonPath: "{.status.phase}"`, want{17, "steps[0].checks[0].probe.kube.jsonPath", "unknown field \"jsonPath\" in a kube probe; did you mean `jsonpath`?"}},
-		{"missing letter", "        hints:\n          - {en: Look", "        hint:\n          - {en: Look", want{20, "steps[0].checks[0].hint", "did you mean `hints`?"}},
+		{"missing letter", "        hints: [{en: Which", "        hint: [{en: Which", want{20, "steps[0].checks[0].hint", "did you mean `hints`?"}},
 		{"swapped letters", "layers: [kubelet]", "layesr: [kubelet]", want{13, "steps[0].layesr", "did you mean `layers`?"}},
 		{"probe", "kube: {resource: pods", "kueb: {resource: pods", want{17, "steps[0].checks[0].probe.kueb", "unknown probe \"kueb\" (did you mean `kube`?); a probe is one of kube,"}},
 		{"matcher", "expect: {equals: Running}", "expect: {equal: Running}", want{18, "steps[0].checks[0].expect.equal", "unknown matcher \"equal\" (did you mean `equals`?)"}},
