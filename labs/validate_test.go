@@ -592,8 +592,8 @@ func TestHistoryOnlyStep(t *testing.T) {
 		lab  string
 		warn bool
 	}{
-		{"history and state", edit(t, onlyHistory, "    solve:\n      - run: \"true\"", "      - name: {en: state, zh: 状态}\n        probe: {unit: {node: node01, unit: kubelet}}\n        expect: {equals: active}\n        hints: [{en: h, zh: 提示}]\n    solve:\n      - run: \"true\""), false},
-		{"two history checks", edit(t, onlyHistory, "    solve:\n      - run: \"true\"", "      - name: {en: more, zh: 更多}\n        probe: {"+history("controlplane", "kubectl")+"}\n        expect: {nonEmpty: true}\n        hints: [{en: h, zh: 提示}]\n    solve:\n      - run: \"true\""), true},
+		{"history and state", edit(t, onlyHistory, "    solve:\n      - run: \"true\"", "      - name: {en: state, zh: 状态}\n        probe: {unit: {node: node01, unit: kubelet}}\n        expect: {equals: active}\n        hints: [{en: h, zh: 提示}, {en: h2, zh: 提示二}]\n    solve:\n      - run: \"true\""), false},
+		{"two history checks", edit(t, onlyHistory, "    solve:\n      - run: \"true\"", "      - name: {en: more, zh: 更多}\n        probe: {"+history("controlplane", "kubectl")+"}\n        expect: {nonEmpty: true}\n        hints: [{en: h, zh: 提示}, {en: h2, zh: 提示二}]\n    solve:\n      - run: \"true\""), true},
 		{"allOf of history", edit(t, combinedLab, `kube: {resource: pods, name: web, jsonpath: "{.status.phase}"}`, history("node01", "crictl"), `command: {node: node01, run: "crictl ps -q --name web"}`, history("node01", "rm")), true},
 		{"anyOf of history and state", edit(t, combinedLab, "        allOf:", "        anyOf:", `kube: {resource: pods, name: web, jsonpath: "{.status.phase}"}`, history("node01", "crictl")), false},
 	}

@@ -15,7 +15,7 @@ func valuesLab(t *testing.T, extra ...string) (*Lab, Problems) {
 		"cluster:\n", "values:\n  - {name: replicas, int: {min: 2, max: 5}}\n  - {name: app, word: 6}\n  - {name: cpu, oneOf: [\"200\", \"300\"]}\ncluster:\n",
 		`jsonpath: "{.status.phase}"}`, `jsonpath: "{.status.phase}"}`+"\n        # the quota\n",
 		"expect: {equals: Running}", `expect: {equals: "{{ .Values.app }}-{{ mul .Values.cpu 100 }}"}`,
-		"- {en: Look at the pod, zh: 看看 Pod}", "- {en: \"Look at {{ .Values.app }}\", zh: \"看看 {{ .Values.app }}\"}\n          - {en: Two, zh: 二}",
+		"hints: [{en: Which object records the pod, zh: 哪个对象记录了这个 Pod},", "hints: [{en: \"Look at {{ .Values.app }}\", zh: \"看看 {{ .Values.app }}\"},",
 		"      - run: kubectl get pods\n", "      - run: kubectl scale deploy/{{ .Values.app }} --replicas={{ .Values.replicas }}\n",
 	)
 	y = edit(t, y, extra...)
@@ -102,7 +102,7 @@ func TestValueProblems(t *testing.T) {
 		{"undeclared value", []string{`"{{ .Values.app }}-{{ mul`, `"{{ .Values.ap }}-{{ mul`},
 			want{24, "steps[0].checks[0].expect.equals", `no value "ap" is declared under values:`}},
 		{"broken template", []string{"--replicas={{ .Values.replicas }}", "--replicas={{ .Values.replicas }"},
-			want{30, "steps[0].solve[0].run", "unexpected"}},
+			want{29, "steps[0].solve[0].run", "unexpected"}},
 		{"one choice", []string{`oneOf: ["200", "300"]`, `oneOf: ["200"]`},
 			want{9, "values[2]", "can take only one value"}},
 		{"two kinds", []string{"word: 6}", "word: 6, oneOf: [a, b]}"},
