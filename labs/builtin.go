@@ -12,9 +12,9 @@ import (
 var builtinFS embed.FS
 
 // Builtin loads the labs shipped in the binary. They must have every text in
-// English and Chinese.
+// English and Chinese, takeaways included.
 func Builtin() ([]*Lab, Problems) {
-	return LoadAll(builtinFS, "builtin", LoadOptions{Languages: Languages, DisplayRoot: "labs"})
+	return LoadAll(builtinFS, "builtin", LoadOptions{Languages: Languages, RequireTakeaways: true, DisplayRoot: "labs"})
 }
 
 // LoadDir loads the labs in a folder on disk: the folder itself when it
