@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"html/template"
 	"regexp"
 	"strings"
@@ -239,6 +240,15 @@ func TestPagesShowModeAndNextLab(t *testing.T) {
 		if strings.Contains(page, line) || strings.Contains(page, template.HTMLEscapeString(line)) {
 			t.Errorf("the lab page gives the takeaways away before the end: %q", line)
 		}
+	}
+	// The page's words for lab.js are JSON, with the end's templates in it.
+	i18n := page[strings.Index(page, `<script id="i18n" type="application/json">`)+len(`<script id="i18n" type="application/json">`):]
+	var words map[string]string
+	if err := json.Unmarshal([]byte(i18n[:strings.Index(i18n, "</script>")]), &words); err != nil {
+		t.Fatalf("the page's i18n block: %v", err)
+	}
+	if words["endcount"] != translate("endcount", "en") || !strings.Contains(words["endcount"], "{skipped}") || words["endtime"] == "" || words["skipped"] == "" {
+		t.Errorf("the page's words for the lab's end: %v", words)
 	}
 	last := exec("session", map[string]any{"Session": &store.LabSession{LabID: first.ID, Mode: store.ModeGuided}, "Lab": labView(first, "en"), "Next": (*LabView)(nil)})
 	if !strings.Contains(last, translate("lastlab", "en")) || strings.Contains(last, "/start\"") || !strings.Contains(last, `data-mode="guided"`) {
