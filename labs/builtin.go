@@ -12,9 +12,10 @@ import (
 var builtinFS embed.FS
 
 // Builtin loads the labs shipped in the binary. They must have every text in
-// English and Chinese, and no warnings: a lint is an error for them.
+// English and Chinese, takeaways included, and no warnings: a lint is an
+// error for them.
 func Builtin() ([]*Lab, Problems) {
-	return LoadAll(builtinFS, "builtin", LoadOptions{Languages: Languages, DisplayRoot: "labs", Strict: true})
+	return LoadAll(builtinFS, "builtin", LoadOptions{Languages: Languages, RequireTakeaways: true, Strict: true, DisplayRoot: "labs"})
 }
 
 // LoadDir loads the labs in a folder on disk: the folder itself when it

@@ -192,12 +192,54 @@ func TestBuiltinLabsValidate(t *testing.T) {
 		if l.Order != i+1 {
 			t.Errorf("lab %s has order %d, want %d (labs are numbered in track order)", l.ID, l.Order, i+1)
 		}
+		for _, lang := range Languages {
+			if n := len(l.Takeaways.Lines(lang)); n < 2 || n > 3 {
+				t.Errorf("lab %s has %d takeaways in %s, want two or three", l.ID, n, lang)
+			}
+		}
 		for _, s := range l.Steps {
 			for _, lang := range Languages {
 				if s.Body[lang] == "" {
 					t.Errorf("%s/%s has no %s text", l.ID, s.ID, lang)
 				}
 			}
+		}
+	}
+}
+
+// Takeaways are required where the load says so (the built-in labs), in
+// every language it asks for, and kept short.
+func TestTakeaways(t *testing.T) {
+	required := LoadOptions{Languages: Languages, RequireTakeaways: true}
+	if _, ps := Load(labFS(validLab), "lab", bothLanguages); len(ps) > 0 {
+		t.Fatalf("a lab without takeaways is refused where they are optional:\n%v", ps)
+	}
+	_, ps := Load(labFS(validLab), "lab", required)
+	if len(ps) != 1 || ps[0].Field != "takeaways" || !strings.Contains(ps[0].Message, "needs takeaways") {
+		t.Errorf("a built-in lab without takeaways: %v", ps)
+	}
+	with := func(takeaways string) string {
+		return strings.Replace(validLab, "level: beginner\n", takeaways+"level: beginner\n", 1)
+	}
+	lab, ps := Load(labFS(with("takeaways:\n  en: |-\n    One.\n    Two.\n  zh: |-\n    一。\n    二。\n")), "lab", required)
+	if len(ps) > 0 {
+		t.Fatalf("two takeaways in both languages: %v", ps)
+	}
+	if got := lab.Takeaways.Lines("zh"); len(got) != 2 || got[1] != "二。" {
+		t.Errorf("zh takeaways read as %q", got)
+	}
+	for name, c := range map[string]struct{ yaml, field, message string }{
+		"no chinese":       {"takeaways: {en: One.}\n", "takeaways", "takeaways needs a Chinese text"},
+		"four lines":       {"takeaways:\n  en: |-\n    1\n    2\n    3\n    4\n  zh: 一\n", "takeaways.en", "takeaways has 4 lines in English; keep to 3 at most"},
+		"unknown language": {"takeaways: {en: One., zh: 一, fr: Un.}\n", "takeaways", `takeaways has a text in "fr"`},
+	} {
+		_, ps := Load(labFS(with(c.yaml)), "lab", required)
+		found := false
+		for _, p := range ps {
+			found = found || (p.Field == c.field && strings.Contains(p.Message, c.message))
+		}
+		if !found {
+			t.Errorf("%s: no problem at %s saying %q in %v", name, c.field, c.message, ps)
 		}
 	}
 }

@@ -58,6 +58,9 @@ func (ps Problems) Error() string {
 type LoadOptions struct {
 	// Languages every text and step must have; English when empty.
 	Languages []string
+	// RequireTakeaways makes takeaways a required field, as it is for the
+	// built-in labs; other labs may leave it out.
+	RequireTakeaways bool
 	// DisplayRoot prefixes file names in problems (the folder as the
 	// user named it on the command line).
 	DisplayRoot string
@@ -96,7 +99,7 @@ func Load(fsys fs.FS, dir string, opts LoadOptions) (*Lab, Problems) {
 		}
 		return fs.ReadFile(fsys, path.Join(dir, clean))
 	}
-	v := &validator{lab: lab, root: &root, file: file, langs: opts.Languages, display: display, broken: broken}
+	v := &validator{lab: lab, root: &root, file: file, langs: opts.Languages, requireTakeaways: opts.RequireTakeaways, display: display, broken: broken}
 	v.validate()
 	problems = append(problems, v.problems...)
 	if opts.Strict {

@@ -25,6 +25,17 @@ func (t Text) In(lang string) string {
 	return t["en"]
 }
 
+// Lines returns the text in lang cut into its non-empty lines, trimmed.
+func (t Text) Lines(lang string) []string {
+	var out []string
+	for _, line := range strings.Split(t.In(lang), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
 // Layers of a Pod's path a step can touch, in path order. The lab page's
 // diagram highlights the ones the current step names.
 var Layers = []string{"apiserver", "etcd", "scheduler", "controller-manager", "kubelet", "containerd", "cni", "runc", "kernel", "kube-proxy"}
@@ -34,8 +45,11 @@ type Lab struct {
 	ID      string `yaml:"id" json:"id"`
 	Title   Text   `yaml:"title" json:"title"`
 	Summary Text   `yaml:"summary" json:"summary"`
-	Level   string `yaml:"level" json:"level"`
-	Minutes int    `yaml:"minutes" json:"minutes"`
+	// Takeaways are what the learner should leave with, one per line (two
+	// or three), shown at the lab's end. Built-in labs must have them.
+	Takeaways Text   `yaml:"takeaways,omitempty" json:"takeaways,omitempty"`
+	Level     string `yaml:"level" json:"level"`
+	Minutes   int    `yaml:"minutes" json:"minutes"`
 	// Order places the lab in the track; labs sort by it.
 	Order   int     `yaml:"order" json:"order"`
 	Cluster Cluster `yaml:"cluster" json:"cluster"`

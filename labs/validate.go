@@ -32,6 +32,8 @@ type validator struct {
 	// warnings are lints that do not fail a lab unless validation is
 	// strict (podpath labs validate --strict).
 	warnings Problems
+	// requireTakeaways: the lab must have takeaways (built-in labs).
+	requireTakeaways bool
 	// broken are the fields YAML could not decode; what is wrong around
 	// them follows from that and is already reported.
 	broken []brokenField
@@ -72,6 +74,7 @@ func (v *validator) validate() {
 	}
 	v.text([]any{"title"}, "title", l.Title)
 	v.text([]any{"summary"}, "summary", l.Summary)
+	v.takeaways(l.Takeaways)
 	if !slices.Contains(Levels, l.Level) {
 		v.at([]any{"level"}, "level %q must be one of %s", l.Level, strings.Join(Levels, ", "))
 	}
@@ -116,6 +119,25 @@ func (v *validator) text(where []any, what string, t Text) {
 	for lang := range t {
 		if !slices.Contains(Languages, lang) {
 			v.at(where, "%s has a text in %q; languages are %s", what, lang, strings.Join(Languages, ", "))
+		}
+	}
+}
+
+// maxTakeaways is how many lines takeaways may have: the end of a lab shows
+// them at a glance.
+const maxTakeaways = 3
+
+func (v *validator) takeaways(t Text) {
+	if len(t) == 0 {
+		if v.requireTakeaways {
+			v.at([]any{"takeaways"}, "a built-in lab needs takeaways: two or three lines the learner should leave with, shown at the lab's end (takeaways: {en: ..., zh: ...})")
+		}
+		return
+	}
+	v.text([]any{"takeaways"}, "takeaways", t)
+	for _, lang := range Languages {
+		if n := len(Text{lang: t[lang]}.Lines(lang)); n > maxTakeaways {
+			v.at([]any{"takeaways", lang}, "takeaways has %d lines in %s; keep to %d at most, one takeaway a line: the end of the lab shows them at a glance", n, langName(lang), maxTakeaways)
 		}
 	}
 }

@@ -204,12 +204,38 @@ func (s *Server) apiLab(c echo.Context) error {
 	return c.JSON(http.StatusOK, labView(l, lang(c)))
 }
 
+// startRequest is the optional body of a start.
+type startRequest struct {
+	Mode string `json:"mode,omitempty"`
+}
+
+// checkMode reads a session mode as a start takes it: empty is guided.
+func checkMode(mode string) (string, error) {
+	switch mode {
+	case "":
+		return store.ModeGuided, nil
+	case store.ModeGuided, store.ModeChallenge:
+		return mode, nil
+	}
+	return "", apiError(http.StatusBadRequest, fmt.Sprintf(`mode %.40q is not a mode: send "guided" (the default: commands shown, with run buttons) or "challenge" (no run buttons, commands behind "show me")`, mode))
+}
+
 func (s *Server) apiStart(c echo.Context) error {
 	l, err := s.findLab(c.Param("lab"))
 	if err != nil {
 		return err
 	}
-	sess, err := s.engine.Start(c.Request().Context(), currentUser(c).ID, l)
+	var req startRequest
+	if c.Request().ContentLength != 0 {
+		if err := bindJSON(c, &req); err != nil {
+			return err
+		}
+	}
+	mode, err := checkMode(req.Mode)
+	if err != nil {
+		return err
+	}
+	sess, err := s.engine.Start(c.Request().Context(), currentUser(c).ID, l, session.WithMode(mode))
 	if errors.Is(err, store.ErrActiveSession) {
 		active, aerr := s.store.ActiveLabSession(c.Request().Context(), currentUser(c).ID)
 		if aerr != nil {
@@ -259,6 +285,7 @@ type SessionView struct {
 	ID               string       `json:"id"`
 	LabID            string       `json:"labId"`
 	LabTitle         string       `json:"labTitle"`
+	Mode             string       `json:"mode"`
 	State            string       `json:"state"`
 	EndReason        *string      `json:"endReason,omitempty"`
 	CreatedAt        time.Time    `json:"createdAt"`
@@ -272,6 +299,8 @@ type SessionView struct {
 	Sandbox          SandboxView  `json:"sandbox"`
 	Steps            []StepStatus `json:"steps"`
 	CurrentStep      string       `json:"currentStep"`
+	// Summary is set once every step is passed or skipped.
+	Summary *SummaryView `json:"summary,omitempty"`
 }
 
 // SandboxView is a session's cluster.
@@ -312,7 +341,7 @@ func (s *Server) sessionView(c echo.Context, sess *store.LabSession) (*SessionVi
 	ctx := c.Request().Context()
 	lg := lang(c)
 	v := &SessionView{
-		ID: sess.ID.String(), LabID: sess.LabID, State: sess.State, EndReason: sess.EndReason,
+		ID: sess.ID.String(), LabID: sess.LabID, Mode: sess.Mode, State: sess.State, EndReason: sess.EndReason,
 		CreatedAt: sess.CreatedAt, LastActivityAt: sess.LastActivityAt, ExpiresAt: sess.ExpiresAt,
 		IdleDeadline: sess.IdleDeadline(s.cfg.IdleTimeout), Deadline: sess.Deadline(s.cfg.IdleTimeout), Extensions: sess.Extensions,
 		MaxExtensions: s.cfg.MaxExtensions, WarnBeforeSecond: int(s.cfg.WarnBefore.Seconds()),
@@ -344,6 +373,7 @@ func (s *Server) sessionView(c echo.Context, sess *store.LabSession) (*SessionVi
 		}
 		v.Steps = append(v.Steps, ss)
 	}
+	v.Summary = labSummary(l, s.labs, statuses, sess.CreatedAt, lg)
 	return v, nil
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/podpath/podpath/internal/browser"
 	"github.com/podpath/podpath/internal/testenv"
+	"github.com/podpath/podpath/labs"
 	"github.com/podpath/podpath/session"
 )
 
@@ -200,7 +201,28 @@ func TestBrowser(t *testing.T) {
 			do(ctx, t, chromedp.Click(chromedp.CSS(`#next-btn`)))
 		}
 	}
-	poll(ctx, t, "the lab's end", `!document.querySelector("#banner").hidden`, 30*time.Second)
+	// The end of the lab says what happened: every step passed by the
+	// learner, none skipped, the time taken, the takeaways, and the next
+	// lab's Start.
+	poll(ctx, t, "the lab's end", `!document.querySelector("#lab-end").hidden && document.querySelectorAll("#end-steps li").length === 6`, 30*time.Second)
+	all, _ := labs.Builtin()
+	lab1 := labs.Find(all, "yaml-to-process")
+	endText, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#lab-end`)))
+	if !strings.Contains(endText, "6 of 6 steps passed, 0 skipped") || !strings.Contains(endText, "Time taken: ") {
+		t.Errorf("the lab's end: %q", endText)
+	}
+	for _, line := range lab1.Takeaways.Lines("en") {
+		if !strings.Contains(endText, line) {
+			t.Errorf("the lab's end lacks the takeaway %q", line)
+		}
+	}
+	if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#end-steps li.passed").length`)); n != 6 {
+		t.Errorf("%d steps passed at the lab's end, want 6", n)
+	}
+	if action, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#next-form").getAttribute("action")`)); action != "/labs/scheduler/start" {
+		t.Errorf("the next lab's Start posts to %q", action)
+	}
+	shot(ctx, t, "lab-end")
 
 	// Ending the session deletes its cluster.
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(window.confirm = () => true, true)`)); err != nil {

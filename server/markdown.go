@@ -21,39 +21,73 @@ import (
 
 // markdown renders step text to sanitized HTML. A fenced code block's info
 // string "bash node01" becomes <pre data-node="node01"><code
-// class="language-bash">, which the page turns into copy and "run in
-// terminal" buttons for that node.
+// class="language-bash">, which the page turns into a copy button and, for
+// a command (bash, sh, shell, console) in guided mode, marked data-run, a
+// "run in terminal" button for that node. In challenge mode a command has
+// no run button and is hidden in a <details class="show-me">: the learner
+// opens it with a click.
 type markdown struct {
-	md     goldmark.Markdown
+	// md is a renderer per mode and language (the "show me" label).
+	md     map[string]goldmark.Markdown
 	policy *bluemonday.Policy
 }
 
 func newMarkdown() *markdown {
-	md := goldmark.New(
-		goldmark.WithExtensions(extension.GFM),
-		goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(codeRenderer{}, 100))),
-	)
+	m := &markdown{md: map[string]goldmark.Markdown{}}
+	for _, mode := range store.Modes {
+		for _, lg := range labs.Languages {
+			cr := codeRenderer{challenge: mode == store.ModeChallenge, showMe: translate("showme", lg)}
+			m.md[mode+"/"+lg] = goldmark.New(
+				goldmark.WithExtensions(extension.GFM),
+				goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(cr, 100))),
+			)
+		}
+	}
 	p := bluemonday.UGCPolicy()
 	p.AllowAttrs("class").Matching(regexp.MustCompile(`^language-[\w+-]+$`)).OnElements("code")
 	p.AllowAttrs("data-node").Matching(regexp.MustCompile(`^[a-z0-9-]+$`)).OnElements("pre")
-	return &markdown{md: md, policy: p}
+	p.AllowAttrs("data-run").Matching(regexp.MustCompile(`^true$`)).OnElements("pre")
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^show-me$`)).OnElements("details")
+	m.policy = p
+	return m
 }
 
-func (m *markdown) render(src string) (string, error) {
+// render renders src for a session in mode, with labels in lang.
+func (m *markdown) render(src, mode, lang string) (string, error) {
+	md, ok := m.md[mode+"/"+lang]
+	if !ok {
+		if md, ok = m.md[mode+"/en"]; !ok {
+			md = m.md[store.ModeGuided+"/en"]
+		}
+	}
 	var buf bytes.Buffer
-	if err := m.md.Convert([]byte(src), &buf); err != nil {
+	if err := md.Convert([]byte(src), &buf); err != nil {
 		return "", err
 	}
 	return m.policy.Sanitize(buf.String()), nil
 }
 
-type codeRenderer struct{}
-
-func (codeRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
-	reg.Register(ast.KindFencedCodeBlock, renderFencedCode)
+// codeRenderer writes fenced code blocks for one mode and language.
+type codeRenderer struct {
+	challenge bool
+	showMe    string
 }
 
-func renderFencedCode(w util.BufWriter, source []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
+func (r codeRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
+	reg.Register(ast.KindFencedCodeBlock, r.renderFencedCode)
+}
+
+// isCommand reports whether a code block's language is a shell's: its text
+// is commands to type.
+func isCommand(lang string) bool {
+	switch lang {
+	case "bash", "sh", "shell", "console":
+		return true
+	}
+	return false
+}
+
+func (r codeRenderer) renderFencedCode(w util.BufWriter, source []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
 	if !entering {
 		return ast.WalkContinue, nil
 	}
@@ -62,9 +96,17 @@ func renderFencedCode(w util.BufWriter, source []byte, n ast.Node, entering bool
 	if cb.Info != nil {
 		info = strings.Fields(string(cb.Info.Segment.Value(source)))
 	}
+	command := len(info) > 0 && isCommand(info[0])
+	hidden := command && r.challenge
+	if hidden {
+		w.WriteString(`<details class="show-me"><summary>` + html.EscapeString(r.showMe) + "</summary>")
+	}
 	w.WriteString("<pre")
 	if len(info) > 1 {
 		w.WriteString(` data-node="` + html.EscapeString(info[1]) + `"`)
+	}
+	if command && !r.challenge {
+		w.WriteString(` data-run="true"`)
 	}
 	w.WriteString("><code")
 	if len(info) > 0 {
@@ -76,7 +118,11 @@ func renderFencedCode(w util.BufWriter, source []byte, n ast.Node, entering bool
 		seg := lines.At(i)
 		w.WriteString(html.EscapeString(string(seg.Value(source))))
 	}
-	w.WriteString("</code></pre>\n")
+	w.WriteString("</code></pre>")
+	if hidden {
+		w.WriteString("</details>")
+	}
+	w.WriteString("\n")
 	return ast.WalkSkipChildren, nil
 }
 
@@ -90,5 +136,5 @@ func (s *Server) renderStep(ctx context.Context, sess *store.LabSession, l *labs
 	if err != nil {
 		return "", fmt.Errorf("step text of lab %s: %w", l.ID, err)
 	}
-	return s.md.render(text)
+	return s.md.render(text, sess.Mode, lg)
 }

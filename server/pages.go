@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/session"
 	"github.com/podpath/podpath/store"
 	"github.com/podpath/podpath/web"
 )
@@ -186,6 +187,10 @@ func (s *Server) formStart(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	mode, err := checkMode(c.FormValue("mode"))
+	if err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
 	u := currentUser(c)
 	if active, err := s.store.ActiveLabSession(ctx, u.ID); err == nil {
@@ -199,7 +204,7 @@ func (s *Server) formStart(c echo.Context) error {
 				title = other.Title.In(lang(c))
 			}
 			return s.pages.render(c, http.StatusConflict, "conflict", s.pageData(c, map[string]any{
-				"Active": active, "ActiveTitle": title, "Lab": labView(l, lang(c)),
+				"Active": active, "ActiveTitle": title, "Lab": labView(l, lang(c)), "Mode": mode,
 			}))
 		}
 		if err := s.engine.End(ctx, active, "replaced by another lab"); err != nil {
@@ -208,7 +213,7 @@ func (s *Server) formStart(c echo.Context) error {
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	sess, err := s.engine.Start(ctx, u.ID, l)
+	sess, err := s.engine.Start(ctx, u.ID, l, session.WithMode(mode))
 	if err != nil {
 		return err
 	}
@@ -234,9 +239,14 @@ func (s *Server) pageSession(c echo.Context) error {
 			return err
 		}
 	}
+	var next *LabView
+	if n := nextLab(l, s.labs); n != nil {
+		v := labView(n, lg)
+		next = &v
+	}
 	return s.pages.render(c, http.StatusOK, "session", s.pageData(c, map[string]any{
 		"Session": sess, "Lab": labView(l, lg), "Intro": template.HTML(intro), "Layers": labs.Layers,
-		"Now": time.Now(),
+		"Now": time.Now(), "Next": next,
 	}))
 }
 

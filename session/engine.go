@@ -304,10 +304,19 @@ func (e *Engine) goBackground(fn func()) {
 	}()
 }
 
+// StartOption sets how a session starts.
+type StartOption func(*store.NewLabSession)
+
+// WithMode starts the session in a mode (store.ModeGuided, the default, or
+// store.ModeChallenge); the caller has checked it.
+func WithMode(mode string) StartOption {
+	return func(n *store.NewLabSession) { n.Mode = mode }
+}
+
 // Start creates a lab session for the user and provisions its cluster, from
 // the warm pool when it holds one of the lab's shape. A learner with an
 // active session gets store.ErrActiveSession.
-func (e *Engine) Start(ctx context.Context, userID int64, lab *labs.Lab) (*store.LabSession, error) {
+func (e *Engine) Start(ctx context.Context, userID int64, lab *labs.Lab, opts ...StartOption) (*store.LabSession, error) {
 	if err := e.ready(); err != nil {
 		return nil, err
 	}
@@ -320,6 +329,9 @@ func (e *Engine) Start(ctx context.Context, userID int64, lab *labs.Lab) (*store
 	n := store.NewLabSession{
 		ID: id, UserID: userID, LabID: lab.ID, Lifetime: e.cfg.MaxLifetime, IdleTimeout: e.cfg.IdleTimeout,
 		SandboxName: e.sandboxName(id), Image: e.cfg.NodeImage, Workers: lab.Cluster.Workers, Values: vals,
+	}
+	for _, o := range opts {
+		o(&n)
 	}
 	pc := e.pool.claim(lab.Cluster.Workers, e.cfg.NodeImage)
 	if pc != nil {
@@ -349,7 +361,7 @@ func (e *Engine) Start(ctx context.Context, userID int64, lab *labs.Lab) (*store
 		e.metrics.claim(false)
 	}
 	e.lives.Store(id, l)
-	e.log.Info("lab session started", "session", id, "user", userID, "lab", lab.ID, "sandbox", l.sandbox, "fromPool", pc != nil)
+	e.log.Info("lab session started", "session", id, "user", userID, "lab", lab.ID, "mode", sess.Mode, "sandbox", l.sandbox, "fromPool", pc != nil)
 	l.mu.Lock()
 	e.provisionLocked(l, pc != nil)
 	l.mu.Unlock()

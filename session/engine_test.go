@@ -474,3 +474,24 @@ func TestSessionValues(t *testing.T) {
 		t.Errorf("the installed lab was changed: %q", got)
 	}
 }
+
+// A session starts in the mode asked for, guided when none is, and keeps it
+// across an engine restart (it lives in Postgres).
+func TestStartMode(t *testing.T) {
+	r := newRig(t)
+	r.open()
+	guided := r.start()
+	challenge, err := r.eng.Start(context.Background(), r.user(), testLab, session.WithMode(store.ModeChallenge))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if guided.Mode != store.ModeGuided || challenge.Mode != store.ModeChallenge {
+		t.Fatalf("started in %q and %q, want guided and challenge", guided.Mode, challenge.Mode)
+	}
+	r.waitState(challenge, "ready")
+	r.open()
+	again, err := r.store.LabSession(context.Background(), challenge.ID)
+	if err != nil || again.Mode != store.ModeChallenge || again.State != store.SessionActive {
+		t.Errorf("after a restart: %+v %v", again, err)
+	}
+}

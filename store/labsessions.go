@@ -16,11 +16,23 @@ const (
 	SessionEnded  = "ended"
 )
 
+// Modes a lab session may be taken in, chosen at Start.
+const (
+	// ModeGuided shows every command with a button that runs it.
+	ModeGuided = "guided"
+	// ModeChallenge hides commands behind "show me" and has no run buttons.
+	ModeChallenge = "challenge"
+)
+
+// Modes lists the modes, the default first.
+var Modes = []string{ModeGuided, ModeChallenge}
+
 // LabSession is one learner working through one lab on one sandbox.
 type LabSession struct {
 	ID             uuid.UUID  `json:"id"`
 	UserID         int64      `json:"userId"`
 	LabID          string     `json:"labId"`
+	Mode           string     `json:"mode"`
 	WorkshopID     *int64     `json:"workshopId,omitempty"`
 	State          string     `json:"state"`
 	CreatedAt      time.Time  `json:"createdAt"`
@@ -52,11 +64,11 @@ func (l *LabSession) Deadline(idle time.Duration) time.Time {
 // ErrActiveSession is returned when the learner already has an active session.
 var ErrActiveSession = errors.New("the learner already has an active lab session")
 
-const labSessionColumns = "id, user_id, lab_id, workshop_id, state, created_at, last_activity_at, expires_at, idle_timeout_seconds, extensions, ended_at, end_reason, lab_values"
+const labSessionColumns = "id, user_id, lab_id, mode, workshop_id, state, created_at, last_activity_at, expires_at, idle_timeout_seconds, extensions, ended_at, end_reason, lab_values"
 
 func scanLabSession(row interface{ Scan(...any) error }) (*LabSession, error) {
 	var l LabSession
-	err := row.Scan(&l.ID, &l.UserID, &l.LabID, &l.WorkshopID, &l.State, &l.CreatedAt, &l.LastActivityAt,
+	err := row.Scan(&l.ID, &l.UserID, &l.LabID, &l.Mode, &l.WorkshopID, &l.State, &l.CreatedAt, &l.LastActivityAt,
 		&l.ExpiresAt, &l.IdleTimeout, &l.Extensions, &l.EndedAt, &l.EndReason, &l.Values)
 	if err != nil {
 		return nil, notFound(err)
@@ -66,9 +78,11 @@ func scanLabSession(row interface{ Scan(...any) error }) (*LabSession, error) {
 
 // NewLabSession describes a session to start.
 type NewLabSession struct {
-	ID          uuid.UUID
-	UserID      int64
-	LabID       string
+	ID     uuid.UUID
+	UserID int64
+	LabID  string
+	// Mode is ModeGuided (when empty) or ModeChallenge.
+	Mode        string
 	Lifetime    time.Duration
 	IdleTimeout time.Duration
 	// Sandbox is the cluster to make for it.
@@ -89,14 +103,18 @@ func (s *Store) CreateLabSession(ctx context.Context, n NewLabSession) (*LabSess
 	if values == nil {
 		values = map[string]string{}
 	}
+	mode := n.Mode
+	if mode == "" {
+		mode = ModeGuided
+	}
 	var l *LabSession
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		var err error
 		l, err = scanLabSession(tx.QueryRow(ctx, `
-			INSERT INTO lab_sessions (id, user_id, lab_id, state, expires_at, idle_timeout_seconds, lab_values)
-			VALUES ($1, $2, $3, 'active', now() + $4::interval, $5, $6)
+			INSERT INTO lab_sessions (id, user_id, lab_id, mode, state, expires_at, idle_timeout_seconds, lab_values)
+			VALUES ($1, $2, $3, $4, 'active', now() + $5::interval, $6, $7)
 			RETURNING `+labSessionColumns,
-			n.ID, n.UserID, n.LabID, n.Lifetime.String(), int(n.IdleTimeout.Seconds()), values))
+			n.ID, n.UserID, n.LabID, mode, n.Lifetime.String(), int(n.IdleTimeout.Seconds()), values))
 		if err != nil {
 			return err
 		}

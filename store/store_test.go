@@ -233,3 +233,33 @@ func TestCreateFirstAdmin(t *testing.T) {
 		t.Errorf("admin with a learner's email: %v", err)
 	}
 }
+
+// A session keeps the mode it was started in; one started without a mode is
+// guided, and Postgres refuses a mode it does not know.
+func TestLabSessionMode(t *testing.T) {
+	st, _ := open(t)
+	ctx := context.Background()
+	a, _ := st.CreateUser(ctx, "a@example.com", "A", "h", store.RoleLearner)
+	b, _ := st.CreateUser(ctx, "b@example.com", "B", "h", store.RoleLearner)
+	c, _ := st.CreateUser(ctx, "c@example.com", "C", "h", store.RoleLearner)
+	guided, err := st.CreateLabSession(ctx, store.NewLabSession{ID: uuid.New(), UserID: a.ID, LabID: "lab", Lifetime: time.Hour, IdleTimeout: time.Minute, SandboxName: "ls-a", Image: "img"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	challenge, err := st.CreateLabSession(ctx, store.NewLabSession{ID: uuid.New(), UserID: b.ID, LabID: "lab", Mode: store.ModeChallenge, Lifetime: time.Hour, IdleTimeout: time.Minute, SandboxName: "ls-b", Image: "img"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if guided.Mode != store.ModeGuided || challenge.Mode != store.ModeChallenge {
+		t.Errorf("created in modes %q and %q, want guided and challenge", guided.Mode, challenge.Mode)
+	}
+	if again, err := st.LabSession(ctx, challenge.ID); err != nil || again.Mode != store.ModeChallenge {
+		t.Errorf("read back: %+v %v", again, err)
+	}
+	if _, err := st.CreateLabSession(ctx, store.NewLabSession{ID: uuid.New(), UserID: c.ID, LabID: "lab", Mode: "expert", Lifetime: time.Hour, IdleTimeout: time.Minute, SandboxName: "ls-c", Image: "img"}); err == nil {
+		t.Error("a session in mode \"expert\" was stored")
+	}
+	if n, _ := st.UndeletedSandboxes(ctx); len(n) != 2 {
+		t.Errorf("%d sandboxes after the refused session, want 2", len(n))
+	}
+}

@@ -159,8 +159,52 @@
       li.className = st.status + (st.id === currentStep ? " current" : "");
       li.title = T[st.status === "failed" ? "failed" : st.status] || st.status;
     }
-    const done = session.steps.every((s) => s.status === "passed" || s.status === "skipped");
-    if (done) showBanner(T.alldone);
+    renderSummary(session.summary);
+  }
+
+  // ---- the end of the lab ----------------------------------------------------
+  // The server sends a summary once every step is passed or skipped: which
+  // ones, the time taken, and the takeaways (which it holds back until then,
+  // as they name some answers). The next lab's Start is in the page already.
+  function renderSummary(sum) {
+    const box = $("lab-end");
+    const wasShown = !box.hidden;
+    box.hidden = !sum;
+    if (!sum) return;
+    const total = sum.passed.length + sum.skipped.length;
+    $("end-count").textContent = fill(T.endcount, { passed: sum.passed.length, skipped: sum.skipped.length, total });
+    $("end-time").textContent = fill(T.endtime, { time: duration(sum.durationMs) });
+    const skipped = new Set(sum.skipped.map((s) => s.id));
+    const steps = $("end-steps");
+    steps.innerHTML = "";
+    for (const st of session.steps) {
+      const li = document.createElement("li");
+      const was = skipped.has(st.id) ? "skipped" : "passed";
+      li.className = was;
+      li.dataset.step = st.id;
+      li.textContent = st.title + " — " + T[was];
+      steps.appendChild(li);
+    }
+    const tk = $("end-takeaways");
+    tk.innerHTML = "";
+    for (const line of sum.takeaways || []) {
+      const li = document.createElement("li");
+      li.textContent = line;
+      tk.appendChild(li);
+    }
+    if (!wasShown) box.scrollIntoView({ behavior: "smooth", block: "start" });
+  }
+
+  function fill(template, values) {
+    return template.replace(/\{(\w+)\}/g, (m, k) => (k in values ? String(values[k]) : m));
+  }
+
+  function duration(ms) {
+    const s = Math.round(ms / 1000);
+    const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), sec = s % 60;
+    if (h) return h + " " + T.hours + " " + m + " " + T.mins;
+    if (m) return m + " " + T.mins + " " + sec + " " + T.secs;
+    return sec + " " + T.secs;
   }
 
   document.querySelectorAll("#step-list li").forEach((li) => {
@@ -267,7 +311,9 @@
   $("skip-btn").addEventListener("click", () => { if (confirm(T.skipconfirm)) attempt("solve"); });
   $("answer").addEventListener("keydown", (ev) => { if (ev.key === "Enter") attempt("check"); });
 
-  // Code blocks get "copy" and "run in terminal" buttons.
+  // Code blocks get a "copy" button, and commands the server marked
+  // data-run (guided mode) a "run in terminal" button. In challenge mode
+  // commands come inside a closed <details class="show-me"> instead.
   function decorateCode(container) {
     container.querySelectorAll("pre").forEach((pre) => {
       const code = pre.querySelector("code");
@@ -291,7 +337,7 @@
         setTimeout(() => (copy.textContent = T.copy), 1200);
       });
       bar.appendChild(copy);
-      if (/language-(bash|sh|shell|console)/.test(code.className)) {
+      if (pre.dataset.run === "true") {
         const run = document.createElement("button");
         run.type = "button";
         run.className = "code-run";

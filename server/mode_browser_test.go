@@ -1,0 +1,147 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
+
+	"github.com/podpath/podpath/internal/browser"
+	"github.com/podpath/podpath/internal/fakesandbox"
+	"github.com/podpath/podpath/internal/testenv"
+	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/store"
+)
+
+// TestChallengeModeInBrowser starts lab 1 in challenge mode from the labs
+// page in a real headless Chromium, and reads the lab page: the mode is
+// shown, no command has a run button, each is behind a closed "show me"
+// that a click opens, and Skip is still there. Then, with every step passed
+// or skipped (recorded in the store), the lab's end lists which, the time,
+// the takeaways, and starts the next lab in challenge mode. The sandbox is
+// a fake: no cluster.
+func TestChallengeModeInBrowser(t *testing.T) {
+	if _, err := browser.Path(); err != nil {
+		testenv.Missing(t, "Chromium (apt-get install -y chromium)")
+	}
+	e := startServer(t, testConfig(testenv.Postgres(t)), fakesandbox.New())
+	ctx, cancel, err := browser.New(context.Background(), 1366, 820)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cancel()
+	ctx, stop := context.WithTimeout(ctx, 3*time.Minute)
+	defer stop()
+	eval := func(expr string) bool {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		return v
+	}
+
+	do(ctx, t,
+		chromedp.Navigate(e.url+"/signup"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), "challenger@example.com"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), "a good password"),
+		chromedp.Submit(chromedp.CSS(`input[name=password]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.lab-card[data-lab="yaml-to-process"] button.start-challenge`)),
+		chromedp.Click(chromedp.CSS(`.lab-card[data-lab="yaml-to-process"] button.start-challenge`)),
+	)
+	poll(ctx, t, "the lab page", `location.pathname.startsWith("/sessions/")`, 30*time.Second)
+	path, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname`))
+	id, err := uuid.Parse(strings.TrimPrefix(path, "/sessions/"))
+	if err != nil {
+		t.Fatalf("lab page %s: %v", path, err)
+	}
+	if sess, err := e.store.LabSession(context.Background(), id); err != nil || sess.Mode != store.ModeChallenge {
+		t.Fatalf("the session started from the challenge button: %+v %v", sess, err)
+	}
+
+	poll(ctx, t, "the first step's text", `document.querySelectorAll("#step-body details.show-me").length > 0`, 30*time.Second)
+	if !eval(`document.querySelector("#mode").dataset.mode === "challenge" && document.querySelector("#mode").textContent === "Challenge"`) {
+		t.Error("the lab page does not say it is in challenge mode")
+	}
+	if eval(`document.querySelectorAll(".code-run").length > 0`) {
+		t.Error("challenge mode has run-in-terminal buttons")
+	}
+	if !eval(`[...document.querySelectorAll("#step-body pre")].every((p) => p.closest("details.show-me") && !p.closest("details").open && p.getClientRects().length === 0)`) {
+		t.Error("a command of the step is visible before show me is clicked")
+	}
+	if !eval(`(document.querySelector("#step-body details.show-me summary").click(), true)`) {
+		t.Fatal("no show me to click")
+	}
+	poll(ctx, t, "the command shown", `document.querySelector("#step-body details.show-me").open && document.querySelector("#step-body details.show-me pre").getClientRects().length > 0`, 5*time.Second)
+	if !eval(`document.querySelector("#step-body details.show-me pre").textContent.includes("ls /etc/kubernetes/manifests") && document.querySelector("#step-body details.show-me pre .code-copy") !== null`) {
+		t.Error("the command behind show me is not the step's, or has no copy button")
+	}
+	if eval(`document.querySelector("#skip-btn").hidden`) {
+		t.Error("challenge mode hides Skip")
+	}
+	shot(ctx, t, "challenge")
+
+	// The end of the lab: three steps passed, three skipped.
+	all, _ := labs.Builtin()
+	lab := labs.Find(all, "yaml-to-process")
+	skipped := map[string]bool{"apply": true, "etcd": true, "process": true}
+	for _, st := range lab.Steps {
+		kind := store.AttemptCheck
+		if skipped[st.ID] {
+			kind = store.AttemptSkip
+		}
+		if err := e.store.RecordAttempt(context.Background(), &store.Attempt{LabSessionID: id, StepID: st.ID, Kind: kind, Passed: true, Duration: time.Second}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	do(ctx, t, chromedp.Navigate(e.url+path))
+	poll(ctx, t, "the lab's end", `!document.querySelector("#lab-end").hidden && document.querySelectorAll("#end-steps li").length === 6`, 30*time.Second)
+	end, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#lab-end`)))
+	if !strings.Contains(end, "3 of 6 steps passed, 3 skipped") || !strings.Contains(end, "Time taken: ") || strings.Contains(end, "Well done") {
+		t.Errorf("the lab's end: %q", end)
+	}
+	got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll("#end-steps li.skipped")].map((li) => li.dataset.step).join(",")`))
+	if got != "apply,etcd,process" {
+		t.Errorf("skipped at the lab's end: %q, want apply,etcd,process", got)
+	}
+	for _, line := range lab.Takeaways.Lines("en") {
+		if !strings.Contains(end, line) {
+			t.Errorf("the lab's end lacks the takeaway %q", line)
+		}
+	}
+	if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#end-takeaways li").length`)); n != len(lab.Takeaways.Lines("en")) {
+		t.Errorf("%d takeaways shown, want %d", n, len(lab.Takeaways.Lines("en")))
+	}
+	if !strings.Contains(end, "2. "+labs.Find(all, "scheduler").Title.In("en")) {
+		t.Errorf("the lab's end does not name lab 2: %q", end)
+	}
+	shot(ctx, t, "challenge-end")
+
+	// Its Start ends this session and starts lab 2, here in challenge mode.
+	if !eval(`(document.querySelector("#next-form button.start-challenge").click(), true)`) {
+		t.Fatal("no challenge Start for the next lab")
+	}
+	poll(ctx, t, "lab 2's page", fmt.Sprintf(`location.pathname.startsWith("/sessions/") && location.pathname !== %q && document.querySelector("#mode") !== null`, path), 30*time.Second)
+	if !eval(`document.querySelector("#mode").dataset.mode === "challenge"`) {
+		t.Error("lab 2 did not start in challenge mode")
+	}
+	if old, err := e.store.LabSession(context.Background(), id); err != nil || old.State != store.SessionEnded {
+		t.Errorf("lab 1's session after starting lab 2: %+v %v", old, err)
+	}
+	if active, err := e.store.ActiveLabSession(context.Background(), mustUser(t, e, "challenger@example.com")); err != nil || active.LabID != "scheduler" || active.Mode != store.ModeChallenge {
+		t.Errorf("the active session: %+v %v", active, err)
+	}
+}
+
+func mustUser(t *testing.T, e *env, email string) int64 {
+	t.Helper()
+	u, err := e.store.UserByEmail(context.Background(), email)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.ID
+}
