@@ -179,3 +179,27 @@ func honesty(ctx context.Context, g *grader.Grader, target grader.Target, step *
 	}
 	return tried, fooled
 }
+
+// leaks are the results whose observed text or feedback shows answer as a
+// value of its own (not inside a longer one: "4" in "10.244.1.4" is no
+// leak, "4 (a b c d)" is): what a learner who did the work but read
+// nothing could copy into the answer box.
+func leaks(results []grader.Result, answer string) []string {
+	answer = strings.TrimSpace(answer)
+	if answer == "" {
+		return nil
+	}
+	re := regexp.MustCompile(`(^|[\s(\[{"'=,:：（“])` + regexp.QuoteMeta(answer) + `($|[\s)\]}"',;。，；：）”])`)
+	var out []string
+	for _, r := range results {
+		if re.MatchString(r.Observed) {
+			out = append(out, fmt.Sprintf("check %q shows the answer %q in what it observed (%s)", r.Name.In("en"), answer, r.Observed))
+		}
+		for lang, f := range r.Feedback {
+			if re.MatchString(f) {
+				out = append(out, fmt.Sprintf("check %q shows the answer %q in its %s feedback", r.Name.In("en"), answer, lang))
+			}
+		}
+	}
+	return out
+}

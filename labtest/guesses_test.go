@@ -2,7 +2,10 @@ package labtest
 
 import (
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/podpath/podpath/grader"
 
 	"github.com/podpath/podpath/labs"
 )
@@ -61,5 +64,22 @@ func TestTypedNotRun(t *testing.T) {
 	want := []string{"# crictl pods --name box", "echo 'crictl pods --name box'"}
 	if !slices.Equal(got, want) {
 		t.Errorf("typedNotRun = %q, want %q", got, want)
+	}
+}
+
+func TestLeaks(t *testing.T) {
+	res := []grader.Result{
+		{Name: labs.Text{"en": "count"}, Observed: "4 (10.244.1.2 10.244.1.3 10.244.1.4 10.244.1.5)"},
+		{Name: labs.Text{"en": "ip"}, Observed: "10.244.1.4"},
+		{Name: labs.Text{"en": "hint"}, Feedback: labs.Text{"zh": "答案是 4。"}},
+	}
+	if got := leaks(res, "4"); len(got) != 2 || !strings.Contains(got[0], `"count"`) || !strings.Contains(got[1], "zh feedback") {
+		t.Errorf("leaks of 4 = %q, want the count's observed text and the Chinese hint", got)
+	}
+	if got := leaks(res[:2], "10.244.1.3"); len(got) != 1 {
+		t.Errorf("leaks of an IP listed in an observed text = %q", got)
+	}
+	if got := leaks(res, "7"); len(got) != 0 {
+		t.Errorf("leaks of an answer shown nowhere = %q", got)
 	}
 }

@@ -246,6 +246,12 @@ func runLab(ctx context.Context, target grader.Target, lab *labs.Lab, res LabRes
 					sr.After = append(sr.After, fmt.Sprintf("%q failed after the solve (observed %s; %s)", r.Name.In("en"), r.Observed, r.Feedback.In("en")))
 				}
 			}
+			// With the work done and no answer typed, what the page shows
+			// (every check's observed text, every hint) must not hand
+			// over the answer.
+			if step.NeedsAnswer() && answer != "" {
+				sr.Fooled = append(sr.Fooled, leaks(g.CheckStep(ctx, step, grader.Options{Attempt: 99, NoWait: true, Since: start}), answer)...)
+			}
 		}
 		sr.Duration = time.Since(start)
 		status := "ok"
