@@ -24,9 +24,11 @@ func poll(ctx context.Context, t *testing.T, what, expr string, timeout time.Dur
 	var err error
 	for {
 		// A poll that spans a navigation (a form post and its redirect)
-		// ends with "navigated or closed": poll again in the new page.
+		// ends with "navigated or closed", or finds the old page's
+		// execution context gone: poll again in the new page.
 		_, err = chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(time.Until(deadline)), chromedp.WithPollingInterval(250*time.Millisecond)))
-		if err == nil || !strings.Contains(err.Error(), "navigated or closed") || time.Now().After(deadline) {
+		navigated := err != nil && (strings.Contains(err.Error(), "navigated or closed") || strings.Contains(err.Error(), "Cannot find context with specified id"))
+		if err == nil || !navigated || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)

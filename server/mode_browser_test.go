@@ -70,13 +70,14 @@ func TestChallengeModeInBrowser(t *testing.T) {
 	if eval(`document.querySelectorAll(".code-run").length > 0`) {
 		t.Error("challenge mode has run-in-terminal buttons")
 	}
-	if !eval(`[...document.querySelectorAll("#step-body pre")].every((p) => p.closest("details.show-me") && !p.closest("details").open && p.getClientRects().length === 0)`) {
-		t.Error("a command of the step is visible before show me is clicked")
+	shown, err := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll("#step-body pre")].filter((p) => !(p.closest("details.show-me") && !p.closest("details").open && !p.checkVisibility())).map((p) => p.outerHTML).join("\n")`))
+	if err != nil || shown != "" {
+		t.Errorf("a command of the step is visible before show me is clicked (%v):\n%s", err, shown)
 	}
 	if !eval(`(document.querySelector("#step-body details.show-me summary").click(), true)`) {
 		t.Fatal("no show me to click")
 	}
-	poll(ctx, t, "the command shown", `document.querySelector("#step-body details.show-me").open && document.querySelector("#step-body details.show-me pre").getClientRects().length > 0`, 5*time.Second)
+	poll(ctx, t, "the command shown", `document.querySelector("#step-body details.show-me").open && document.querySelector("#step-body details.show-me pre").checkVisibility()`, 5*time.Second)
 	if !eval(`document.querySelector("#step-body details.show-me pre").textContent.includes("ls /etc/kubernetes/manifests") && document.querySelector("#step-body details.show-me pre .code-copy") !== null`) {
 		t.Error("the command behind show me is not the step's, or has no copy button")
 	}
