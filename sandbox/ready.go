@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/podpath/podpath/sandbox/nodeimage"
 )
@@ -85,6 +86,25 @@ const probeNamespace = "kube-system"
 // worker starts it the moment its own network is up, and its success is read
 // from its log (the Pod's phase follows a second or two later, after the
 // kubelet's next relist). Both are removed afterwards.
+// createProbePod creates p, waiting for the namespace's default
+// ServiceAccount: the probe starts right after the nodes join, and on a
+// control-plane-only cluster that is before the ServiceAccount controller
+// has made it ("serviceaccount default not found" is a Forbidden).
+func createProbePod(ctx context.Context, pods typedcorev1.PodInterface, p *corev1.Pod) error {
+	var err error
+	werr := wait.PollUntilContextTimeout(ctx, readyPoll, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err = pods.Create(ctx, p, metav1.CreateOptions{})
+		if err != nil && apierrors.IsForbidden(err) && strings.Contains(err.Error(), "serviceaccount") {
+			return false, nil
+		}
+		return true, nil
+	})
+	if err == nil && werr != nil {
+		err = werr
+	}
+	return err
+}
+
 func probePodNetwork(ctx context.Context, c kubernetes.Interface, nodes []Node) error {
 	pods := c.CoreV1().Pods(probeNamespace)
 	tolerate := []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
@@ -123,7 +143,7 @@ func probePodNetwork(ctx context.Context, c kubernetes.Interface, nodes []Node) 
 			return true, nil
 		})
 	}()
-	if _, err := pods.Create(ctx, server, metav1.CreateOptions{}); err != nil {
+	if err := createProbePod(ctx, pods, server); err != nil {
 		return fmt.Errorf("create probe server Pod: %w", err)
 	}
 	var serverIP, last string
@@ -155,7 +175,7 @@ func probePodNetwork(ctx context.Context, c kubernetes.Interface, nodes []Node) 
 			}},
 		},
 	}
-	if _, err := pods.Create(ctx, client, metav1.CreateOptions{}); err != nil {
+	if err := createProbePod(ctx, pods, client); err != nil {
 		return fmt.Errorf("create probe client Pod: %w", err)
 	}
 	var phase corev1.PodPhase
