@@ -26,6 +26,18 @@ case "$1 $2" in
 esac
 `
 
+// writeNodeFile writes data to dir/name (mode 0755, so scripts run), making
+// dir: the node trees the lab scripts' tests feed them.
+func writeNodeFile(t *testing.T, dir, name, data string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
 type cgroupTree struct {
 	v2 bool
 	// oomGroup is memory.oom.group (v2), killsCtr and killsPod the
@@ -41,15 +53,7 @@ type cgroupTree struct {
 func (c cgroupTree) build(t *testing.T) (root, fake string) {
 	t.Helper()
 	root, fake = t.TempDir(), t.TempDir()
-	write := func(dir, name, data string) {
-		t.Helper()
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(dir, name, data string) { t.Helper(); writeNodeFile(t, dir, name, data) }
 	lib, err := builtinFS.ReadFile("builtin/06-cgroups/files/cgroups.sh")
 	if err != nil {
 		t.Fatal(err)

@@ -50,15 +50,7 @@ func evictionStep(t *testing.T) *Step {
 func evictionNode(t *testing.T, v2 bool, limit, usage, dmesg string) (root, fake string) {
 	t.Helper()
 	root, fake = t.TempDir(), t.TempDir()
-	write := func(dir, name, data string) {
-		t.Helper()
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(dir, name, data string) { t.Helper(); writeNodeFile(t, dir, name, data) }
 	lib, err := builtinFS.ReadFile("builtin/13-eviction/files/eviction.sh")
 	if err != nil {
 		t.Fatal(err)

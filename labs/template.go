@@ -1,9 +1,6 @@
 package labs
 
 import (
-	"strings"
-	"text/template"
-
 	"github.com/podpath/podpath/internal/names"
 )
 
@@ -39,13 +36,5 @@ func SampleData(l *Lab) TemplateData {
 
 // Render returns Markdown md with data filled in.
 func Render(name, md string, data TemplateData) (string, error) {
-	t, err := template.New(name).Option("missingkey=error").Funcs(templateFuncs).Parse(md)
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	if err := t.Execute(&b, data); err != nil {
-		return "", err
-	}
-	return b.String(), nil
+	return expand(name, md, data)
 }
