@@ -169,7 +169,9 @@ func TestBrowser(t *testing.T) {
 			return "/registry/pods/default/" + onNode("controlplane", "kubectl get pods -l app=web -o jsonpath='{.items[0].metadata.name}'")
 		},
 		// The sandbox ID as crictl pods shows it in the terminal (13 characters).
-		"kubelet": func() string { return onNode("node01", "crictl pods -q --label app=web --state ready | head -1 | cut -c1-13") },
+		"kubelet": func() string {
+			return onNode("node01", "crictl pods -q --label app=web --state ready | head -1 | cut -c1-13")
+		},
 		"process": func() string { return onNode("node01", "crictl inspect $(crictl ps -q --name nginx) | jq .info.pid") },
 	}
 	do(ctx, t, chromedp.Click(chromedp.CSS(`#step-list li[data-step="stop-scheduler"] button`)))
