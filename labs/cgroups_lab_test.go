@@ -89,20 +89,31 @@ func (c cgroupTree) build(t *testing.T) (root, fake string) {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-func TestCgroupsOOMCheckOnBothVersions(t *testing.T) {
+// builtinScriptStep is step of built-in lab, for tests that run its node
+// scripts here (they need jq, which scripts/lib.sh installs).
+func builtinScriptStep(t *testing.T, lab, step string) *Step {
+	t.Helper()
 	if _, err := exec.LookPath("jq"); err != nil {
-		t.Fatal("the check needs jq (scripts/lib.sh installs it): ", err)
+		t.Fatal("the lab's scripts need jq (scripts/lib.sh installs it): ", err)
 	}
 	all, ps := Builtin()
 	if len(ps) > 0 {
 		t.Fatal(ps)
 	}
-	lab := Find(all, "cgroups")
-	if lab == nil {
-		t.Fatal("no lab cgroups")
+	l := Find(all, lab)
+	if l == nil {
+		t.Fatalf("no built-in lab %s", lab)
 	}
-	step := lab.Step("oom-exec")
-	if step == nil || step.Checks[0].Probe.Script == nil {
+	s := l.Step(step)
+	if s == nil {
+		t.Fatalf("lab %s has no step %s", lab, step)
+	}
+	return s
+}
+
+func TestCgroupsOOMCheckOnBothVersions(t *testing.T) {
+	step := builtinScriptStep(t, "cgroups", "oom-exec")
+	if step.Checks[0].Probe.Script == nil {
 		t.Fatal("oom-exec's first check is no longer a script")
 	}
 	script := step.Checks[0].Probe.Script.Script

@@ -24,25 +24,7 @@ esac
 
 const rushUID = "1a2b3c4d-0000-4e5f-8a9b-0c1d2e3f4a5b"
 
-func evictionStep(t *testing.T) *Step {
-	t.Helper()
-	if _, err := exec.LookPath("jq"); err != nil {
-		t.Fatal("the checks need jq (scripts/lib.sh installs it): ", err)
-	}
-	all, ps := Builtin()
-	if len(ps) > 0 {
-		t.Fatal(ps)
-	}
-	lab := Find(all, "eviction")
-	if lab == nil {
-		t.Fatal("no lab eviction")
-	}
-	step := lab.Step("oom-first")
-	if step == nil {
-		t.Fatal("lab eviction has no step oom-first")
-	}
-	return step
-}
+func evictionStep(t *testing.T) *Step { return builtinScriptStep(t, "eviction", "oom-first") }
 
 // evictionNode writes a node01 for the scripts: the lab's helper, a
 // kubepods cgroup (v1 or v2) with limit and usage, rush's sandbox and the
