@@ -20,8 +20,13 @@ import (
 // ReplaySize is how much recent output a Shell keeps for a reattaching client.
 const ReplaySize = 64 * 1024
 
-// Shell is a process under a pty with a buffer of its recent output and at
-// most one attached client.
+// outputQueue is how many output chunks a client or watcher may lag behind
+// the shell before it is dropped.
+const outputQueue = 256
+
+// Shell is a process under a pty with a buffer of its recent output, at
+// most one attached client (the learner, who may type and resize) and any
+// number of watchers (who get the same output and never disturb the client).
 type Shell struct {
 	proc Process
 
@@ -29,6 +34,7 @@ type Shell struct {
 	ring     []byte // the last ReplaySize bytes of output
 	client   chan []byte
 	detached chan struct{} // closed when the current client is replaced
+	watchers map[chan []byte]struct{}
 	done     chan struct{}
 	exitCode int
 	exitErr  error
@@ -172,6 +178,16 @@ func (s *Shell) readLoop() {
 					s.detachLocked(false)
 				}
 			}
+			for w := range s.watchers {
+				select {
+				case w <- chunk:
+				default:
+					// Nor a watcher: the learner's shell never waits
+					// for someone looking on.
+					close(w)
+					delete(s.watchers, w)
+				}
+			}
 			s.mu.Unlock()
 		}
 		if err != nil {
@@ -184,11 +200,15 @@ func (s *Shell) readLoop() {
 	s.exitCode = code
 	s.mu.Unlock()
 	s.proc.Close()
-	// Done closes before the client's output does, so the client can tell
-	// an exit from being dropped.
+	// Done closes before the client's and watchers' output does, so they
+	// can tell an exit from being dropped.
 	close(s.done)
 	s.mu.Lock()
 	s.detachLocked(false)
+	for w := range s.watchers {
+		close(w)
+		delete(s.watchers, w)
+	}
 	s.mu.Unlock()
 }
 
@@ -200,7 +220,7 @@ func (s *Shell) Attach() (replay []byte, output <-chan []byte, replaced <-chan s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.detachLocked(true)
-	ch := make(chan []byte, 256)
+	ch := make(chan []byte, outputQueue)
 	gone := make(chan struct{})
 	select {
 	case <-s.done:
@@ -215,6 +235,35 @@ func (s *Shell) Attach() (replay []byte, output <-chan []byte, replaced <-chan s
 		defer s.mu.Unlock()
 		if s.client == ch {
 			s.detachLocked(false)
+		}
+	}
+}
+
+// Watch adds a watcher beside the client: it returns the recent output to
+// replay, a channel of new output (closed when the watcher falls behind, is
+// detached or the shell ends) and detach. A watcher neither replaces the
+// client nor is dropped by its Attach.
+func (s *Shell) Watch() (replay []byte, output <-chan []byte, detach func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := make(chan []byte, outputQueue)
+	replay = append([]byte(nil), s.ring...)
+	select {
+	case <-s.done:
+		close(ch)
+		return replay, ch, func() {}
+	default:
+	}
+	if s.watchers == nil {
+		s.watchers = make(map[chan []byte]struct{})
+	}
+	s.watchers[ch] = struct{}{}
+	return replay, ch, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if _, ok := s.watchers[ch]; ok {
+			close(ch)
+			delete(s.watchers, ch)
 		}
 	}
 }
