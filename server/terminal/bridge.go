@@ -29,9 +29,12 @@ type Control struct {
 	// resize
 	Cols uint16 `json:"cols,omitempty"`
 	Rows uint16 `json:"rows,omitempty"`
-	// hello: bytes of replayed output that follow as binary frames
+	// hello: bytes of replayed output that follow as binary frames, and
+	// the connection's mode: "watch" or "control" for a watcher, empty for
+	// the learner's own terminal
 	Node     string `json:"node,omitempty"`
 	Replayed int    `json:"replayed,omitempty"`
+	Mode     string `json:"mode,omitempty"`
 	// exit
 	Code   *int   `json:"code,omitempty"`
 	Reason string `json:"reason,omitempty"`
@@ -43,6 +46,15 @@ type Control struct {
 const (
 	CloseShellExited = 4000 // the shell ended; reattaching starts a new one
 	CloseReplaced    = 4001 // the same terminal was opened elsewhere
+	// CloseTakeoverEnded closes a watcher whose WatchOptions.Stop closed.
+	CloseTakeoverEnded = 4002
+)
+
+// readOnlyMessage answers a watcher's keystrokes, at most once every
+// readOnlyEvery.
+const (
+	readOnlyMessage = "this terminal is read-only: you are watching; take over to type"
+	readOnlyEvery   = 5 * time.Second
 )
 
 const (
@@ -55,10 +67,64 @@ const (
 // the shell exits or another client attaches. onInput is called for each
 // input frame (activity tracking); it may be nil.
 func Serve(conn *websocket.Conn, sh *Shell, node string, limits Limits, onInput func()) error {
-	defer conn.Close()
-	conn.SetReadLimit(limits.MaxMessage)
 	replay, output, replaced, detach := sh.Attach()
 	defer detach()
+	return serve(conn, sh, node, limits, peer{
+		replay: replay, output: output, replaced: replaced,
+		input: true, resize: true, onInput: onInput,
+	})
+}
+
+// WatchOptions say what a watcher may do.
+type WatchOptions struct {
+	// Control lets the watcher type: its input frames go to the shell as
+	// the client's do. Without it the terminal is read-only.
+	Control bool
+	// OnInput is called for each input frame that reaches the shell
+	// (activity tracking); it may be nil.
+	OnInput func()
+	// Stop, once closed, ends the connection with CloseTakeoverEnded; nil
+	// never does.
+	Stop <-chan struct{}
+}
+
+// ServeWatch speaks the terminal protocol on conn for a watcher of sh, beside
+// its client, until the watcher goes away, falls behind, Stop closes or the
+// shell exits. A watcher never resizes the pty: its resize messages are
+// ignored, as its input is unless opts.Control.
+func ServeWatch(conn *websocket.Conn, sh *Shell, node string, limits Limits, opts WatchOptions) error {
+	replay, output, detach := sh.Watch()
+	defer detach()
+	p := peer{
+		mode: "watch", replay: replay, output: output,
+		input: opts.Control, onInput: opts.OnInput,
+		stop: opts.Stop, stopReason: "watching ended",
+	}
+	if opts.Control {
+		p.mode, p.stopReason = "control", "the take-over ended"
+	}
+	return serve(conn, sh, node, limits, p)
+}
+
+// peer is one websocket's part in a shell: the client's or a watcher's.
+type peer struct {
+	mode     string // hello's mode
+	replay   []byte
+	output   <-chan []byte
+	replaced <-chan struct{} // nil: never replaced
+	input    bool            // input frames go to the shell
+	resize   bool            // resize messages resize the pty
+	onInput  func()
+	// stop, once closed, ends the connection with CloseTakeoverEnded.
+	stop       <-chan struct{}
+	stopReason string
+}
+
+// serve speaks the terminal protocol on conn for p.
+func serve(conn *websocket.Conn, sh *Shell, node string, limits Limits, p peer) error {
+	defer conn.Close()
+	conn.SetReadLimit(limits.MaxMessage)
+	replay, output, replaced, onInput := p.replay, p.output, p.replaced, p.onInput
 
 	// One goroutine writes, as gorilla/websocket requires.
 	writes := make(chan func() error, 16)
@@ -120,7 +186,7 @@ func Serve(conn *websocket.Conn, sh *Shell, node string, limits Limits, onInput 
 		}
 	}
 
-	sendControl(Control{Type: "hello", Node: node, Replayed: len(replay)})
+	sendControl(Control{Type: "hello", Node: node, Replayed: len(replay), Mode: p.mode})
 	if len(replay) > 0 {
 		send(websocket.BinaryMessage, replay)
 	}
@@ -129,6 +195,7 @@ func Serve(conn *websocket.Conn, sh *Shell, node string, limits Limits, onInput 
 	readErr := make(chan error, 1)
 	go func() {
 		limiter := rate.NewLimiter(rate.Limit(limits.MessagesPerSecond), limits.Burst)
+		var toldReadOnly time.Time
 		conn.SetReadDeadline(time.Now().Add(pongWait))
 		conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(time.Now().Add(pongWait)) })
 		for {
@@ -144,6 +211,20 @@ func Serve(conn *websocket.Conn, sh *Shell, node string, limits Limits, onInput 
 			}
 			switch kind {
 			case websocket.BinaryMessage:
+				if !p.input {
+					if now := time.Now(); toldReadOnly.IsZero() || now.Sub(toldReadOnly) >= readOnlyEvery {
+						toldReadOnly = now
+						sendControl(Control{Type: "error", Message: readOnlyMessage})
+					}
+					continue
+				}
+				select {
+				case <-p.stop:
+					// Keys that arrive after a take-over ended are not typed.
+					readErr <- errStopped
+					return
+				default:
+				}
 				if onInput != nil {
 					onInput()
 				}
@@ -159,6 +240,9 @@ func Serve(conn *websocket.Conn, sh *Shell, node string, limits Limits, onInput 
 				}
 				switch c.Type {
 				case "resize":
+					if !p.resize {
+						continue // a watcher's window is not the learner's pty
+					}
 					if err := sh.Resize(c.Cols, c.Rows); err != nil {
 						sendControl(Control{Type: "error", Message: fmt.Sprintf("resize to %dx%d: %v", c.Cols, c.Rows, err)})
 					}
@@ -204,6 +288,9 @@ func Serve(conn *websocket.Conn, sh *Shell, node string, limits Limits, onInput 
 		case err := <-readErr:
 			var ce *websocket.CloseError
 			switch {
+			case errors.Is(err, errStopped):
+				closeWith(CloseTakeoverEnded, p.stopReason)
+				return nil
 			case errors.Is(err, errFlood):
 				closeWith(websocket.ClosePolicyViolation, "too many messages: slow down")
 				return err
@@ -214,13 +301,19 @@ func Serve(conn *websocket.Conn, sh *Shell, node string, limits Limits, onInput 
 				return nil // the client closed
 			}
 			return nil
+		case <-p.stop:
+			closeWith(CloseTakeoverEnded, p.stopReason)
+			return nil
 		case err := <-writeErr:
 			return err
 		}
 	}
 }
 
-var errFlood = errors.New("client sent too many messages")
+var (
+	errFlood   = errors.New("client sent too many messages")
+	errStopped = errors.New("the take-over ended")
+)
 
 // maxFrame bounds the output one websocket frame carries.
 const maxFrame = 256 << 10
