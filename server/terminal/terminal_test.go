@@ -514,9 +514,10 @@ func TestSlowWatcherDropped(t *testing.T) {
 	// One seq is some 600 pty reads here; a kernel with larger reads may
 	// need more than one to fill the watcher's queue.
 	for i := 0; i < 5 && len(out) < cap(out); i++ {
-		mark := fmt.Sprintf("END-%d", i)
-		c.send("seq 1 200000; echo " + mark + "\r")
-		c.waitFor(mark + "\r\n") // the learner got all of it
+		// The shell computes the mark, so the echo of the command line
+		// does not match it.
+		c.send(fmt.Sprintf("seq 1 200000; echo END-$((%d+1))\r", i))
+		c.waitFor(fmt.Sprintf("END-%d\r\n", i+1)) // the learner got all of it
 	}
 	if len(out) < cap(out) {
 		t.Fatalf("5 runs of seq filled %d of the watcher's %d places", len(out), cap(out))
