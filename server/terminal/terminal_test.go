@@ -554,7 +554,17 @@ func TestShellExitClosesWatchers(t *testing.T) {
 	_, out, detach := rg.sh.Watch()
 	defer detach()
 	c.send("exit 3\r")
-	for range out {
+	timeout := time.After(10 * time.Second)
+drain:
+	for {
+		select {
+		case _, ok := <-out:
+			if !ok {
+				break drain
+			}
+		case <-timeout:
+			t.Fatal("a watcher's output stays open after the shell exited")
+		}
 	}
 	select {
 	case <-rg.sh.Done():
