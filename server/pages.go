@@ -22,7 +22,7 @@ type pages struct {
 	t map[string]*template.Template
 }
 
-var pageNames = []string{"home", "login", "signup", "session", "error", "conflict"}
+var pageNames = []string{"home", "login", "signup", "session", "error", "conflict", "workshops", "workshop", "watch"}
 
 func newPages() (*pages, error) {
 	p := &pages{t: map[string]*template.Template{}}

@@ -121,6 +121,7 @@ func (s *Server) routes() *echo.Echo {
 	e.POST("/labs/:lab/start", s.formStart, s.requireUserPage, clusterWork)
 	e.GET("/sessions/:id", s.pageSession, s.requireUserPage, clusterWork)
 	e.POST("/sessions/:id/end", s.formEnd, s.requireUserPage, clusterWork)
+	s.workshopPageRoutes(e)
 
 	// The JSON API; see docs/API.md.
 	api := e.Group("/api")

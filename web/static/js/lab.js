@@ -39,6 +39,7 @@
     if (!currentStep) showStep(s.currentStep || (s.steps[s.steps.length - 1] || {}).id);
     if (s.sandbox.state === "ready") ensureTerminals();
     $("extend-btn").disabled = s.extensions >= s.maxExtensions || s.state !== "active";
+    renderWorkshop();
   }
 
   async function refresh() {
@@ -121,6 +122,19 @@
       refresh();
     });
     es.addEventListener("expiring", () => showBanner(T.expiresoon));
+    // A workshop's session: the instructor's message, a take-over, the hand.
+    es.addEventListener("broadcast", (ev) => {
+      const b = JSON.parse(ev.data);
+      if (session && session.workshop) { session.workshop.broadcast = b && b.message ? b : null; renderWorkshop(); }
+    });
+    es.addEventListener("takeover", (ev) => {
+      const d = JSON.parse(ev.data);
+      if (session && session.workshop) { session.workshop.takeover = d.active ? { instructor: d.instructor, since: d.since } : null; renderWorkshop(); }
+    });
+    es.addEventListener("hand", (ev) => {
+      const d = JSON.parse(ev.data);
+      if (session && session.workshop) { session.workshop.hand = !!d.raised; renderWorkshop(); }
+    });
     es.addEventListener("ended", () => { refresh(); closeTerminals(); });
   }
 
@@ -129,6 +143,63 @@
     b.textContent = text;
     b.hidden = !text;
   }
+
+  // ---- a workshop's session ---------------------------------------------------
+  // SessionView.workshop is set for the sessions of a workshop: its title,
+  // the instructor's broadcast, the learner's raised hand and an
+  // instructor's take-over of the terminal.
+  function renderWorkshop() {
+    const w = session && session.workshop;
+    $("workshop-bar").hidden = !w;
+    if (!w) {
+      $("broadcast").hidden = $("takeover-banner").hidden = $("hand-note").hidden = true;
+      return;
+    }
+    $("workshop-title").textContent = w.title || "";
+    const msg = w.broadcast && w.broadcast.message;
+    const box = $("broadcast");
+    if (msg && $("broadcast-text").textContent !== msg) {
+      // A new message: make it catch the eye once.
+      box.classList.remove("fresh");
+      void box.offsetWidth;
+      box.classList.add("fresh");
+    }
+    box.hidden = !msg;
+    $("broadcast-text").textContent = msg || "";
+    const at = msg && w.broadcast.at ? new Date(w.broadcast.at) : null;
+    $("broadcast-at").textContent = at && !isNaN(at) ? at.toLocaleTimeString(lang === "zh" ? "zh-CN" : "en", { hour: "2-digit", minute: "2-digit" }) : "";
+    if (at && !isNaN(at)) $("broadcast-at").dateTime = w.broadcast.at;
+    const raised = !!w.hand;
+    const hb = $("hand-btn");
+    hb.dataset.raised = String(raised);
+    hb.setAttribute("aria-pressed", String(raised));
+    $("hand-label").textContent = raised ? T.lowerhand : T.askhelp;
+    $("hand-note").hidden = !raised;
+    const to = w.takeover;
+    $("takeover-banner").hidden = !to;
+    $("takeover-text").textContent = to ? fill(T.takeoverbanner, { name: to.instructor || "" }) : "";
+  }
+
+  $("hand-btn").addEventListener("click", async () => {
+    if (!session || !session.workshop) return;
+    const raised = !session.workshop.hand;
+    $("hand-btn").disabled = true;
+    try {
+      await api("POST", "/sessions/" + sessionID + "/hand", { raised });
+      session.workshop.hand = raised;
+      renderWorkshop();
+    } catch (e) { showBanner(e.message); }
+    finally { $("hand-btn").disabled = false; }
+  });
+
+  $("takeover-end").addEventListener("click", async () => {
+    $("takeover-end").disabled = true;
+    try {
+      await api("POST", "/sessions/" + sessionID + "/takeover/end");
+      if (session && session.workshop) { session.workshop.takeover = null; renderWorkshop(); }
+    } catch (e) { showBanner(e.message); }
+    finally { $("takeover-end").disabled = false; }
+  });
 
   // ---- countdown and extend -----------------------------------------------
   setInterval(() => {
