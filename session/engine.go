@@ -313,6 +313,22 @@ func WithMode(mode string) StartOption {
 	return func(n *store.NewLabSession) { n.Mode = mode }
 }
 
+// WithWorkshop starts the session as part of a workshop: it takes a cluster
+// prepared for the workshop when there is one.
+func WithWorkshop(id int64) StartOption {
+	return func(n *store.NewLabSession) { n.WorkshopID = id }
+}
+
+// WithLifetime sets the session's hard lifetime instead of the server's
+// (a workshop's sessions last until the workshop ends).
+func WithLifetime(d time.Duration) StartOption {
+	return func(n *store.NewLabSession) {
+		if d > 0 {
+			n.Lifetime = d
+		}
+	}
+}
+
 // Start creates a lab session for the user and provisions its cluster, from
 // the warm pool when it holds one of the lab's shape. A learner with an
 // active session gets store.ErrActiveSession.
@@ -333,7 +349,7 @@ func (e *Engine) Start(ctx context.Context, userID int64, lab *labs.Lab, opts ..
 	for _, o := range opts {
 		o(&n)
 	}
-	pc := e.pool.claim(lab.Cluster.Workers, e.cfg.NodeImage)
+	pc := e.pool.claim(lab.Cluster.Workers, e.cfg.NodeImage, n.WorkshopID)
 	if pc != nil {
 		n.Claim = pc.name
 	}
@@ -587,3 +603,7 @@ func (e *Engine) failGoneLocked(l *life, msg string) {
 	e.failLocked(l, msg)
 	l.releaseRoomLocked()
 }
+
+// Publish sends an event to the session's event streams (the server's
+// workshop messages: broadcasts, take-overs, raised hands).
+func (e *Engine) Publish(id uuid.UUID, typ string, data any) { e.publish(id, typ, data) }

@@ -69,6 +69,12 @@ type pool struct {
 	targets []PoolTarget
 	mu      sync.Mutex
 	members map[string]*member
+	// demand is what workshops want prepared, by workshop id; their
+	// members are claimed by that workshop's learners only.
+	demand map[int64]PoolTarget
+	// creates are the last measured create times (pool and learners'),
+	// for estimates.
+	creates []time.Duration
 }
 
 type member struct {
@@ -77,6 +83,8 @@ type member struct {
 	image   string
 	state   string // creating, ready (hibernated), claimed
 	ticket  *ticket
+	// workshop is the workshop the member was prepared for (0: anyone's).
+	workshop int64
 }
 
 const (
@@ -86,16 +94,27 @@ const (
 )
 
 func newPool(e *Engine, targets []PoolTarget) *pool {
-	return &pool{e: e, targets: targets, members: map[string]*member{}}
+	return &pool{e: e, targets: targets, members: map[string]*member{}, demand: map[int64]PoolTarget{}}
 }
 
-// claim takes a ready member of the shape, or returns nil.
-func (p *pool) claim(workers int, image string) *member {
+// claim takes a ready member of the shape, or returns nil. A workshop's
+// learner takes one prepared for the workshop first, then anyone's; other
+// learners never take a workshop's.
+func (p *pool) claim(workers int, image string, workshop int64) *member {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var best *member
+	rank := func(m *member) int {
+		if m.workshop == workshop {
+			return 0
+		}
+		return 1
+	}
 	for _, m := range p.members {
-		if m.state == memberReady && m.workers == workers && m.image == image && (best == nil || m.name < best.name) {
+		if m.state != memberReady || m.workers != workers || m.image != image || (m.workshop != 0 && m.workshop != workshop) {
+			continue
+		}
+		if best == nil || rank(m) < rank(best) || (rank(m) == rank(best) && m.name < best.name) {
 			best = m
 		}
 	}
@@ -168,6 +187,9 @@ func (p *pool) refill(ctx context.Context) {
 		p.evictOne(ctx)
 		return
 	}
+	if p.dropSurplus(ctx) {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, m := range p.members {
@@ -175,31 +197,163 @@ func (p *pool) refill(ctx context.Context) {
 			return // one pool create at a time leaves the slots to learners
 		}
 	}
-	for _, t := range p.targets {
-		have := 0
-		for _, m := range p.members {
-			if m.workers == t.Workers && m.image == p.e.cfg.NodeImage && m.state != memberClaimed {
-				have++
-			}
-		}
-		if have >= t.Size {
+	for _, w := range p.wantsLocked() {
+		if p.haveLocked(w.workshop, w.Workers) >= w.Size {
 			continue
 		}
 		name := p.e.namePrefix() + "p" + randomHex(5)
-		tk := p.e.capacity.tryAcquire(name, ClusterCost(t.Workers))
+		tk := p.e.capacity.tryAcquire(name, ClusterCost(w.Workers))
 		if tk == nil {
 			return // no room now; try at the next reap
 		}
-		if err := p.e.store.CreatePoolSandbox(ctx, name, p.e.cfg.NodeImage, t.Workers); err != nil {
+		if err := p.e.store.CreatePoolSandbox(ctx, name, p.e.cfg.NodeImage, w.Workers, w.workshop); err != nil {
 			tk.release()
 			p.e.log.Error("record pool cluster", "err", err)
 			return
 		}
-		m := &member{name: name, workers: t.Workers, image: p.e.cfg.NodeImage, state: memberCreating, ticket: tk}
+		m := &member{name: name, workers: w.Workers, image: p.e.cfg.NodeImage, state: memberCreating, ticket: tk, workshop: w.workshop}
 		p.members[name] = m
 		p.e.goBackground(func() { p.create(m) })
 		return
 	}
+}
+
+// want is a target of the pool: anyone's (workshop 0) or a workshop's.
+type want struct {
+	PoolTarget
+	workshop int64
+}
+
+// wantsLocked lists the targets, workshops' first (oldest id first: a
+// class has a start time, the general pool has none). Callers hold mu.
+func (p *pool) wantsLocked() []want {
+	var out []want
+	for id, t := range p.demand {
+		out = append(out, want{t, id})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].workshop < out[j].workshop })
+	for _, t := range p.targets {
+		out = append(out, want{t, 0})
+	}
+	return out
+}
+
+// haveLocked counts the unclaimed members (ready or creating) of a target.
+func (p *pool) haveLocked(workshop int64, workers int) int {
+	n := 0
+	for _, m := range p.members {
+		if m.workshop == workshop && m.workers == workers && m.image == p.e.cfg.NodeImage && m.state != memberClaimed {
+			n++
+		}
+	}
+	return n
+}
+
+// dropSurplus deletes one ready member a workshop no longer wants (its
+// demand fell or ended), and reports whether it did.
+func (p *pool) dropSurplus(ctx context.Context) bool {
+	p.mu.Lock()
+	var victim *member
+	for _, m := range p.members {
+		if m.workshop == 0 || m.state != memberReady {
+			continue
+		}
+		d := p.demand[m.workshop]
+		if d.Workers != m.workers || p.haveLocked(m.workshop, m.workers) > d.Size {
+			victim = m
+			break
+		}
+	}
+	if victim != nil {
+		victim.state = memberClaimed
+	}
+	p.mu.Unlock()
+	if victim == nil {
+		return false
+	}
+	p.e.log.Info("deleting a prepared cluster its workshop no longer wants", "sandbox", victim.name, "workshop", victim.workshop)
+	p.remove(ctx, victim)
+	return true
+}
+
+// remove deletes a member's cluster and gives its room back.
+func (p *pool) remove(ctx context.Context, m *member) {
+	if err := p.e.sandboxes.Delete(ctx, m.name); err != nil {
+		p.e.log.Error("delete pool cluster", "sandbox", m.name, "err", err)
+		p.unclaim(m)
+		return
+	}
+	m.ticket.release()
+	p.e.writes.state(ctx, m.name, store.SandboxDeleted, nil)
+	p.mu.Lock()
+	delete(p.members, m.name)
+	p.mu.Unlock()
+}
+
+// measured records how long a cluster's create took.
+func (p *pool) measured(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.creates = append(p.creates, d)
+	if len(p.creates) > 20 {
+		p.creates = p.creates[len(p.creates)-20:]
+	}
+}
+
+// Prepared is how far a workshop's prepared clusters are.
+type Prepared struct {
+	Target   int `json:"target"`
+	Ready    int `json:"ready"`
+	Creating int `json:"creating"`
+	// MeanCreate is the mean of the last measured creates on this host
+	// (0 before the first).
+	MeanCreate time.Duration `json:"-"`
+	// ETA is how long until the target is reached, creating one at a
+	// time at MeanCreate (0 when it is reached or nothing was measured).
+	ETA time.Duration `json:"-"`
+}
+
+// Prepare sets how many clusters of a shape to keep ready for a workshop's
+// learners; n of 0 drops the demand, and its unclaimed clusters are deleted.
+func (e *Engine) Prepare(workshop int64, workers, n int) {
+	p := e.pool
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n <= 0 {
+		delete(p.demand, workshop)
+		return
+	}
+	p.demand[workshop] = PoolTarget{Workers: workers, Size: n}
+}
+
+// Prepared reports a workshop's prepared clusters.
+func (e *Engine) Prepared(workshop int64) Prepared {
+	p := e.pool
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := Prepared{Target: p.demand[workshop].Size}
+	for _, m := range p.members {
+		if m.workshop != workshop {
+			continue
+		}
+		switch m.state {
+		case memberReady:
+			out.Ready++
+		case memberCreating:
+			out.Creating++
+		}
+	}
+	if len(p.creates) > 0 {
+		var sum time.Duration
+		for _, d := range p.creates {
+			sum += d
+		}
+		out.MeanCreate = sum / time.Duration(len(p.creates))
+		if left := out.Target - out.Ready; left > 0 {
+			out.ETA = time.Duration(left) * out.MeanCreate
+		}
+	}
+	return out
 }
 
 func (p *pool) create(m *member) {
@@ -230,6 +384,7 @@ func (p *pool) create(m *member) {
 		return
 	}
 	m.ticket.setHibernated(true)
+	p.measured(time.Since(start))
 	e.writes.state(ctx, m.name, store.SandboxHibernated, nil)
 	p.mu.Lock()
 	m.state = memberReady
@@ -242,9 +397,9 @@ func (p *pool) evictOne(ctx context.Context) {
 	p.mu.Lock()
 	var victim *member
 	for _, m := range p.members {
-		if m.state == memberReady {
+		// Anyone's clusters go before a workshop's.
+		if m.state == memberReady && (victim == nil || (victim.workshop != 0 && m.workshop == 0)) {
 			victim = m
-			break
 		}
 	}
 	if victim != nil {
@@ -255,16 +410,7 @@ func (p *pool) evictOne(ctx context.Context) {
 		return
 	}
 	p.e.log.Info("evicting a pool cluster: a learner waits for room", "sandbox", victim.name)
-	if err := p.e.sandboxes.Delete(ctx, victim.name); err != nil {
-		p.e.log.Error("evict pool cluster", "sandbox", victim.name, "err", err)
-		p.unclaim(victim)
-		return
-	}
-	victim.ticket.release()
-	p.e.writes.state(ctx, victim.name, store.SandboxDeleted, nil)
-	p.mu.Lock()
-	delete(p.members, victim.name)
-	p.mu.Unlock()
+	p.remove(ctx, victim)
 }
 
 // recoverMember takes back a pool cluster found at start-up: a hibernated
@@ -289,7 +435,7 @@ func (p *pool) recoverMember(ctx context.Context, sb *store.Sandbox) error {
 			}
 			tk := p.e.capacity.hold(sb.Name, ClusterCost(sb.Workers), true)
 			p.mu.Lock()
-			p.members[sb.Name] = &member{name: sb.Name, workers: sb.Workers, image: sb.Image, state: memberReady, ticket: tk}
+			p.members[sb.Name] = &member{name: sb.Name, workers: sb.Workers, image: sb.Image, state: memberReady, ticket: tk, workshop: sb.PoolWorkshop}
 			p.mu.Unlock()
 			p.e.log.Info("found pool cluster", "sandbox", sb.Name)
 			return nil

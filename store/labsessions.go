@@ -91,6 +91,8 @@ type NewLabSession struct {
 	Workers     int
 	// Values are the lab's values drawn for the session.
 	Values map[string]string
+	// WorkshopID is the workshop the session is part of (0: none).
+	WorkshopID int64
 	// Claim, if set, names a warm-pool sandbox the session takes instead
 	// of a new one (SandboxName is then ignored).
 	Claim string
@@ -111,10 +113,10 @@ func (s *Store) CreateLabSession(ctx context.Context, n NewLabSession) (*LabSess
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		var err error
 		l, err = scanLabSession(tx.QueryRow(ctx, `
-			INSERT INTO lab_sessions (id, user_id, lab_id, mode, state, expires_at, idle_timeout_seconds, lab_values)
-			VALUES ($1, $2, $3, $4, 'active', now() + $5::interval, $6, $7)
+			INSERT INTO lab_sessions (id, user_id, lab_id, mode, state, expires_at, idle_timeout_seconds, lab_values, workshop_id)
+			VALUES ($1, $2, $3, $4, 'active', now() + $5::interval, $6, $7, nullif($8, 0))
 			RETURNING `+labSessionColumns,
-			n.ID, n.UserID, n.LabID, mode, n.Lifetime.String(), int(n.IdleTimeout.Seconds()), values))
+			n.ID, n.UserID, n.LabID, mode, n.Lifetime.String(), int(n.IdleTimeout.Seconds()), values, n.WorkshopID))
 		if err != nil {
 			return err
 		}

@@ -24,8 +24,10 @@ const (
 type Sandbox struct {
 	Name string `json:"name"`
 	// LabSessionID is the owner; zero for a warm-pool cluster not claimed yet.
-	LabSessionID uuid.UUID       `json:"labSessionId"`
-	Pool         bool            `json:"pool,omitempty"`
+	LabSessionID uuid.UUID `json:"labSessionId"`
+	Pool         bool      `json:"pool,omitempty"`
+	// PoolWorkshop is the workshop a pool cluster was prepared for (0: any learner's).
+	PoolWorkshop int64           `json:"poolWorkshop,omitempty"`
 	State        string          `json:"state"`
 	Image        string          `json:"image"`
 	Workers      int             `json:"workers"`
@@ -37,12 +39,12 @@ type Sandbox struct {
 	UpdatedAt    time.Time       `json:"updatedAt"`
 }
 
-const sandboxColumns = "name, lab_session_id, pool, state, image, workers, nodes, progress, error, created_at, ready_at, updated_at"
+const sandboxColumns = "name, lab_session_id, pool, coalesce(pool_workshop_id, 0), state, image, workers, nodes, progress, error, created_at, ready_at, updated_at"
 
 func scanSandbox(row interface{ Scan(...any) error }) (*Sandbox, error) {
 	var s Sandbox
 	var owner uuid.NullUUID
-	if err := row.Scan(&s.Name, &owner, &s.Pool, &s.State, &s.Image, &s.Workers, &s.Nodes, &s.Progress, &s.Error, &s.CreatedAt, &s.ReadyAt, &s.UpdatedAt); err != nil {
+	if err := row.Scan(&s.Name, &owner, &s.Pool, &s.PoolWorkshop, &s.State, &s.Image, &s.Workers, &s.Nodes, &s.Progress, &s.Error, &s.CreatedAt, &s.ReadyAt, &s.UpdatedAt); err != nil {
 		return nil, notFound(err)
 	}
 	s.LabSessionID = owner.UUID
@@ -106,9 +108,11 @@ func (s *Store) UndeletedSandboxes(ctx context.Context) ([]*Sandbox, error) {
 	return out, wrap("list sandboxes", err)
 }
 
-// CreatePoolSandbox records a warm-pool cluster about to be created.
-func (s *Store) CreatePoolSandbox(ctx context.Context, name, image string, workers int) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO sandboxes (name, pool, state, image, workers) VALUES ($1, true, 'requested', $2, $3)`, name, image, workers)
+// CreatePoolSandbox records a warm-pool cluster about to be created; a
+// workshop other than 0 keeps it for that workshop's learners.
+func (s *Store) CreatePoolSandbox(ctx context.Context, name, image string, workers int, workshop int64) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO sandboxes (name, pool, state, image, workers, pool_workshop_id) VALUES ($1, true, 'requested', $2, $3, nullif($4, 0))`,
+		name, image, workers, workshop)
 	return wrap("record pool sandbox", err)
 }
 

@@ -24,16 +24,20 @@ type User struct {
 	Role         string     `json:"role"`
 	CreatedAt    time.Time  `json:"createdAt"`
 	LastLoginAt  *time.Time `json:"lastLoginAt,omitempty"`
+	// GuestWorkshop is the workshop a guest joined without an account (0
+	// for accounts): a guest signs in with its cookie only, and reaches
+	// that workshop's labs only.
+	GuestWorkshop int64 `json:"guestWorkshop,omitempty"`
 }
 
 // ErrEmailTaken is returned when an account with the email exists.
 var ErrEmailTaken = errors.New("an account with this email exists")
 
-const userColumns = "id, email, name, password_hash, role, created_at, last_login_at"
+const userColumns = "id, email, name, password_hash, role, created_at, last_login_at, coalesce(guest_workshop_id, 0)"
 
 func scanUser(row interface{ Scan(...any) error }) (*User, error) {
 	var u User
-	if err := row.Scan(&u.ID, &u.Email, &u.Name, &u.PasswordHash, &u.Role, &u.CreatedAt, &u.LastLoginAt); err != nil {
+	if err := row.Scan(&u.ID, &u.Email, &u.Name, &u.PasswordHash, &u.Role, &u.CreatedAt, &u.LastLoginAt, &u.GuestWorkshop); err != nil {
 		return nil, notFound(err)
 	}
 	return &u, nil
