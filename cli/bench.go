@@ -52,6 +52,20 @@ func benchCmd() *cobra.Command {
 	pool.Flags().IntVar(&po.Runs, "runs", 5, "starts timed in each mode")
 	pool.Flags().StringVar(&po.Lab, "lab", "yaml-to-process", "the lab started")
 	pool.Flags().BoolVar(&po.Baseline, "baseline", true, "also time starts without a pool (a fresh create each)")
-	cmd.AddCommand(sb, srv, pool)
+	var se bench.SeatsOptions
+	seats := &cobra.Command{
+		Use:   "seats",
+		Short: "What one learner cluster costs this host running and hibernated (cores, MiB), and how many seats the host holds",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			se.Out = cmd.OutOrStdout()
+			return bench.Seats(cmd.Context(), se)
+		},
+	}
+	seats.Flags().IntVar(&se.Workers, "workers", 1, "workers of the cluster measured (the built-in labs use 1)")
+	seats.Flags().DurationVar(&se.Settle, "settle", 60*time.Second, "how long the cluster idles after Ready before sampling")
+	seats.Flags().IntVar(&se.Samples, "samples", 10, "docker stats samples, running (a third as many hibernated)")
+	seats.Flags().DurationVar(&se.Interval, "interval", 3*time.Second, "time between samples")
+	cmd.AddCommand(sb, srv, pool, seats)
 	return cmd
 }

@@ -246,5 +246,40 @@ func userCmd() *cobra.Command {
 	create.Flags().StringVar(&url, "database-url", url, "Postgres connection string (DATABASE_URL)")
 	_ = create.MarkFlagRequired("email")
 	cmd.AddCommand(create)
+
+	var roleEmail, newRole string
+	roleCmd := &cobra.Command{
+		Use:   "role",
+		Short: "Change an account's role (learner, instructor or admin): instructors run workshops",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if newRole != store.RoleLearner && newRole != store.RoleInstructor && newRole != store.RoleAdmin {
+				return fmt.Errorf("--role must be learner, instructor or admin, not %q", newRole)
+			}
+			st, err := openMigrated(cmd.Context(), url, newLogger("warn"))
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			u, err := st.UserByEmail(cmd.Context(), roleEmail)
+			if errors.Is(err, store.ErrNotFound) {
+				return fmt.Errorf("no account has email %s (podpath user create makes one)", roleEmail)
+			}
+			if err != nil {
+				return err
+			}
+			if err := st.SetUserRole(cmd.Context(), u.ID, newRole); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s is now %s (was %s)\n", u.Email, newRole, u.Role)
+			return nil
+		},
+	}
+	roleCmd.Flags().StringVar(&roleEmail, "email", "", "the account's email")
+	roleCmd.Flags().StringVar(&newRole, "role", "", "learner, instructor or admin")
+	roleCmd.Flags().StringVar(&url, "database-url", url, "Postgres connection string (DATABASE_URL)")
+	_ = roleCmd.MarkFlagRequired("email")
+	_ = roleCmd.MarkFlagRequired("role")
+	cmd.AddCommand(roleCmd)
 	return cmd
 }

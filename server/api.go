@@ -235,7 +235,11 @@ func (s *Server) apiStart(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sess, err := s.engine.Start(c.Request().Context(), currentUser(c).ID, l, session.WithMode(mode))
+	opts, err := s.workshopStartOptions(c.Request().Context(), currentUser(c), l)
+	if err != nil {
+		return err
+	}
+	sess, err := s.engine.Start(c.Request().Context(), currentUser(c).ID, l, append(opts, session.WithMode(mode))...)
 	if errors.Is(err, store.ErrActiveSession) {
 		active, aerr := s.store.ActiveLabSession(c.Request().Context(), currentUser(c).ID)
 		if aerr != nil {
@@ -301,6 +305,8 @@ type SessionView struct {
 	CurrentStep      string       `json:"currentStep"`
 	// Summary is set once every step is passed or skipped.
 	Summary *SummaryView `json:"summary,omitempty"`
+	// Workshop is set for a session of a workshop.
+	Workshop *SessionWorkshop `json:"workshop,omitempty"`
 }
 
 // SandboxView is a session's cluster.
@@ -345,6 +351,7 @@ func (s *Server) sessionView(c echo.Context, sess *store.LabSession) (*SessionVi
 		CreatedAt: sess.CreatedAt, LastActivityAt: sess.LastActivityAt, ExpiresAt: sess.ExpiresAt,
 		IdleDeadline: sess.IdleDeadline(s.cfg.IdleTimeout), Deadline: sess.Deadline(s.cfg.IdleTimeout), Extensions: sess.Extensions,
 		MaxExtensions: s.cfg.MaxExtensions, WarnBeforeSecond: int(s.cfg.WarnBefore.Seconds()),
+		Workshop: s.sessionWorkshop(ctx, sess),
 	}
 	sb, err := s.store.SandboxOf(ctx, sess.ID)
 	if err != nil {
@@ -487,6 +494,9 @@ func (s *Server) apiCheck(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if sess.WorkshopID != nil {
+		s.learnerChanged(*sess.WorkshopID, sess.UserID)
+	}
 	return c.JSON(http.StatusOK, attemptView(a))
 }
 
@@ -498,6 +508,9 @@ func (s *Server) apiSolve(c echo.Context) error {
 	a, err := s.engine.Attempt(c.Request().Context(), sess, c.Param("step"), "", true)
 	if err != nil {
 		return err
+	}
+	if sess.WorkshopID != nil {
+		s.learnerChanged(*sess.WorkshopID, sess.UserID)
 	}
 	return c.JSON(http.StatusOK, attemptView(a))
 }

@@ -213,7 +213,11 @@ func (s *Server) formStart(c echo.Context) error {
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	sess, err := s.engine.Start(ctx, u.ID, l, session.WithMode(mode))
+	opts, err := s.workshopStartOptions(ctx, u, l)
+	if err != nil {
+		return err
+	}
+	sess, err := s.engine.Start(ctx, u.ID, l, append(opts, session.WithMode(mode))...)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -38,6 +39,10 @@ type Server struct {
 	terms   *terminals
 	proxies []*net.IPNet // PODPATH_TRUSTED_PROXIES
 	streams *streamCounter
+	wsHub   *workshopHub
+	// closing is closed when the server shuts down (ends workshop streams).
+	closing   chan struct{}
+	closeOnce sync.Once
 
 	dummyHash []byte
 	ready     bool
@@ -69,6 +74,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		cfg: cfg, store: d.Store, labs: d.Labs, log: d.Log,
 		metrics: newMetrics(), md: newMarkdown(), limiter: newLoginLimiter(),
 		dummyHash: dummy, proxies: proxies, streams: newStreamCounter(cfg.MaxEventStreams),
+		wsHub: newWorkshopHub(), closing: make(chan struct{}),
 	}
 	pg, err := newPages()
 	if err != nil {
@@ -83,6 +89,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		ReapInterval: cfg.ReapInterval, HealthInterval: cfg.HealthInterval,
 	}, session.Deps{Store: d.Store, Sandboxes: d.Sandboxes, Labs: d.Labs, Log: d.Log})
 	s.engine.OnEnd(s.terms.closeSession)
+	s.engine.OnEnd(func(id uuid.UUID) { s.wsHub.endTakeovers(id, "server") })
 	s.metrics.registry.MustRegister(s.engine.Metrics().Collectors()...)
 	s.echo = s.routes()
 	return s, nil
@@ -122,6 +129,9 @@ func (s *Server) routes() *echo.Echo {
 	e.GET("/sessions/:id", s.pageSession, s.requireUserPage, clusterWork)
 	e.POST("/sessions/:id/end", s.formEnd, s.requireUserPage, clusterWork)
 	s.workshopPageRoutes(e)
+	e.GET("/join", s.pageJoinForm)
+	e.GET("/join/:code", s.pageJoin)
+	e.POST("/join/:code", s.formJoin, clusterWork)
 
 	// The JSON API; see docs/API.md.
 	api := e.Group("/api")
@@ -144,6 +154,25 @@ func (s *Server) routes() *echo.Echo {
 	auth.DELETE("/sessions/:id", s.apiEnd, clusterWork)
 	auth.GET("/sessions/:id/terminal/:node", s.apiTerminal, clusterWork)
 	auth.GET("/admin/pool", s.apiAdminPool, s.requireAdmin)
+	auth.POST("/sessions/:id/hand", s.apiHand)
+	auth.POST("/sessions/:id/takeover/end", s.apiEndTakeover)
+	api.POST("/join", s.apiJoin, clusterWork)
+	staff := auth.Group("/workshops", s.requireInstructor)
+	staff.POST("", s.apiCreateWorkshop)
+	staff.GET("", s.apiWorkshops)
+	staff.GET("/:id", s.apiWorkshop)
+	staff.POST("/:id/code", s.apiRotateCode)
+	staff.GET("/:id/board", s.apiBoard)
+	staff.GET("/:id/events", s.apiWorkshopEvents)
+	staff.POST("/:id/broadcast", s.apiBroadcast)
+	staff.POST("/:id/extend", s.apiExtendWorkshop)
+	staff.POST("/:id/end", s.apiEndWorkshop, clusterWork)
+	staff.GET("/:id/results.csv", s.apiResultsCSV)
+	staff.GET("/:id/results.json", s.apiResultsJSON)
+	staff.GET("/:id/takeovers", s.apiTakeovers)
+	staff.GET("/:id/learners/:learner", s.apiWorkshopLearner)
+	staff.POST("/:id/learners/:learner/reset", s.apiResetLearner, clusterWork)
+	staff.GET("/:id/learners/:learner/terminal/:node", s.apiWorkshopTerminal, clusterWork)
 	api.Any("/*", func(c echo.Context) error {
 		return apiError(http.StatusNotFound, fmt.Sprintf("no API endpoint %s %s; see docs/API.md", c.Request().Method, c.Request().URL.Path))
 	})
@@ -226,6 +255,9 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	srv := s.newHTTPServer(s.echo)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	if err := s.store.EndOpenTakeovers(ctx); err != nil {
+		s.log.Warn("close take-over records a stopped server left open", "err", err)
+	}
 	opened := make(chan error, 1)
 	go func() { opened <- s.open(ctx) }()
 	var err error
@@ -235,6 +267,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 		if err == nil {
 			s.setReady(true)
 			go s.engine.Run(ctx)
+			go s.runWorkshops(ctx)
 			select {
 			case err = <-errc:
 			case <-ctx.Done():
@@ -244,6 +277,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	}
 	s.setReady(false)
 	s.log.Info("shutting down: finishing requests in flight")
+	s.closeOnce.Do(func() { close(s.closing) })
 	s.engine.Close() // ends event streams, cancels provisioning
 	s.terms.closeAll()
 	shutCtx, done := context.WithTimeout(context.Background(), 20*time.Second)

@@ -1,0 +1,93 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+
+	"github.com/labstack/echo/v4"
+)
+
+func init() {
+	pageNames = append(pageNames, "join")
+	for lg, words := range joinMessages {
+		for k, v := range words {
+			messages[lg][k] = v
+		}
+	}
+}
+
+var joinMessages = map[string]map[string]string{
+	"en": {
+		"joinws":           "Join a workshop",
+		"joinby":           "with",
+		"joinname":         "Your name, as the instructor will see it",
+		"joinbtn":          "Join",
+		"joinguest":        "You join as a guest: no account, your progress stays in this browser.",
+		"joinneedsaccount": "This workshop needs an account.",
+		"joincode":         "Join code",
+	},
+	"zh": {
+		"joinws":           "加入工作坊",
+		"joinby":           "讲师",
+		"joinname":         "你的名字（讲师会看到它）",
+		"joinbtn":          "加入",
+		"joinguest":        "你将以访客身份加入：无需账号，进度保存在这个浏览器里。",
+		"joinneedsaccount": "这个工作坊需要账号。",
+		"joincode":         "加入码",
+	},
+}
+
+// pageJoinForm is /join: the code typed on the home page, or a form for it.
+func (s *Server) pageJoinForm(c echo.Context) error {
+	if code := normalizeCode(c.QueryParam("code")); code != "" && len(code) <= 20 {
+		return c.Redirect(http.StatusSeeOther, "/join/"+url.PathEscape(code))
+	}
+	return s.pages.render(c, http.StatusOK, "join", s.pageData(c, map[string]any{"FormCSRF": s.formCSRF(c)}))
+}
+
+// renderJoin shows the join page of a code, with err's message and status
+// when the join cannot be (or was not) made.
+func (s *Server) renderJoin(c echo.Context, code string, joinErr error) error {
+	data := map[string]any{"Code": code, "FormCSRF": s.formCSRF(c)}
+	status := http.StatusOK
+	w, err := s.workshopForJoin(c.Request().Context(), code)
+	if err != nil {
+		joinErr = err
+	} else {
+		data["Workshop"] = s.workshopView(c, w, false)
+	}
+	if joinErr != nil {
+		var ae *apiErr
+		if !errors.As(joinErr, &ae) {
+			return joinErr
+		}
+		data["Error"], status = ae.Message, ae.Status
+	}
+	return s.pages.render(c, status, "join", s.pageData(c, data))
+}
+
+func (s *Server) pageJoin(c echo.Context) error {
+	return s.renderJoin(c, normalizeCode(c.Param("code")), nil)
+}
+
+func (s *Server) formJoin(c echo.Context) error {
+	code := normalizeCode(c.Param("code"))
+	if currentWebSession(c) != nil {
+		if err := checkFormCSRF(c); err != nil {
+			return err
+		}
+	} else if err := checkPreSessionCSRF(c); err != nil {
+		return err
+	}
+	_, u, sess, guest, err := s.join(c, code, c.FormValue("name"))
+	if guest && u != nil {
+		if _, serr := s.startWebSession(c, u); serr != nil {
+			return serr
+		}
+	}
+	if err != nil {
+		return s.renderJoin(c, code, err)
+	}
+	return c.Redirect(http.StatusSeeOther, "/sessions/"+sess.ID.String())
+}

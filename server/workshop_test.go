@@ -1,0 +1,628 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/websocket"
+
+	"github.com/podpath/podpath/internal/fakesandbox"
+	"github.com/podpath/podpath/internal/testenv"
+	"github.com/podpath/podpath/server"
+	"github.com/podpath/podpath/server/terminal"
+	"github.com/podpath/podpath/store"
+)
+
+type workshopView struct {
+	ID       int64
+	Title    string
+	Code     string
+	JoinURL  string
+	Seats    int
+	Learners int
+	State    string
+	Prepare  int
+	Clusters *struct {
+		Target, Ready, Creating, Claimed int
+		Fits                             bool
+		CapacityNote                     string
+	}
+	Broadcast *struct{ Message string }
+}
+
+type joinView struct {
+	Workshop  workshopView
+	Session   *struct{ ID, LabID string }
+	Guest     bool
+	CSRFToken string
+}
+
+// instructor signs up an account and makes it an instructor.
+func (e *env) instructor(t *testing.T, email string) *client {
+	t.Helper()
+	c := newClient(t, e.url)
+	id := c.signup(email)
+	if err := e.store.SetUserRole(context.Background(), id, store.RoleInstructor); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func (c *client) createWorkshop(t *testing.T, body map[string]any) workshopView {
+	t.Helper()
+	r := c.do("POST", "/api/workshops", body)
+	if r.status != 201 {
+		t.Fatalf("create workshop: %d %s", r.status, r.body)
+	}
+	var w workshopView
+	r.json(t, &w)
+	return w
+}
+
+func workshopBody(title string, starts, ends time.Time, seats int, guests bool) map[string]any {
+	return map[string]any{"title": title, "labs": []string{"yaml-to-process", "scheduler"}, "seats": seats,
+		"startsAt": starts.Format(time.RFC3339), "endsAt": ends.Format(time.RFC3339), "guests": guests, "prepare": 0}
+}
+
+func (c *client) join(code, name string) (response, joinView) {
+	c.t.Helper()
+	r := c.do("POST", "/api/join", map[string]string{"code": code, "name": name})
+	var j joinView
+	if r.status == 200 {
+		r.json(c.t, &j)
+		if j.CSRFToken != "" {
+			c.csrf = j.CSRFToken
+		}
+	}
+	return r, j
+}
+
+func workshopConfig(t *testing.T) server.Config {
+	cfg := testConfig(testenv.Postgres(t))
+	cfg.ReapInterval = 200 * time.Millisecond
+	return cfg
+}
+
+// Joining: wrong code, full, not started, ended, double join, a guest of
+// one workshop reaching another, and who reaches a board and a terminal.
+// Every refusal leaves nothing written: no seat, no guest account.
+func TestWorkshopJoinRules(t *testing.T) {
+	e := startServer(t, workshopConfig(t), fakesandbox.New())
+	ctx := context.Background()
+	now := time.Now()
+	grace := e.instructor(t, "grace@example.com")
+	other := e.instructor(t, "other@example.com")
+
+	// A learner cannot create one; bad requests say what to fix.
+	learner := newClient(t, e.url)
+	learner.signup("lin@example.com")
+	if r := learner.do("POST", "/api/workshops", workshopBody("x", now, now.Add(time.Hour), 2, true)); r.status != 403 || !strings.Contains(r.errorMessage(), "podpath user role") {
+		t.Fatalf("a learner creating a workshop: %d %s", r.status, r.body)
+	}
+	for _, bad := range []struct {
+		patch map[string]any
+		want  string
+	}{
+		{map[string]any{"labs": []string{"no-such-lab"}}, `no lab "no-such-lab"`},
+		{map[string]any{"seats": 0}, `"seats" must be from 1`},
+		{map[string]any{"endsAt": now.Add(-2 * time.Hour).Format(time.RFC3339)}, `"endsAt" must be after "startsAt"`},
+		{map[string]any{"prepare": 9}, `"prepare"`},
+		{map[string]any{"title": " "}, `"title"`},
+	} {
+		body := workshopBody("Class", now.Add(-time.Minute), now.Add(time.Hour), 2, true)
+		for k, v := range bad.patch {
+			body[k] = v
+		}
+		if r := grace.do("POST", "/api/workshops", body); r.status != 400 || !strings.Contains(r.errorMessage(), bad.want) {
+			t.Errorf("create with %v: %d %s, want 400 saying %s", bad.patch, r.status, r.body, bad.want)
+		}
+	}
+	if n := countRows(t, e, "workshops"); n != 0 {
+		t.Fatalf("refused creates wrote %d workshops", n)
+	}
+
+	open := grace.createWorkshop(t, workshopBody("Open class", now.Add(-time.Minute), now.Add(time.Hour), 2, true))
+	if len(open.Code) != 6 || strings.ContainsAny(open.Code, "0O1lI") || !strings.HasSuffix(open.JoinURL, "/join/"+open.Code) {
+		t.Fatalf("code %q / join URL %q: want 6 readable characters and /join/CODE", open.Code, open.JoinURL)
+	}
+	later := grace.createWorkshop(t, workshopBody("Tomorrow", now.Add(24*time.Hour), now.Add(26*time.Hour), 5, true))
+	ended := grace.createWorkshop(t, workshopBody("Yesterday's", now.Add(-time.Minute), now.Add(time.Hour), 5, true))
+	if r := grace.do("POST", "/api/workshops/"+itoa(ended.ID)+"/end", nil); r.status != 200 {
+		t.Fatalf("end: %d %s", r.status, r.body)
+	}
+	accounts := other.createWorkshop(t, workshopBody("Accounts only", now.Add(-time.Minute), now.Add(time.Hour), 5, false))
+
+	usersBefore := countRows(t, e, "users")
+	anon := newClient(t, e.url)
+	for _, tc := range []struct {
+		code   string
+		status int
+		want   string
+	}{
+		{"ZZZZZZ", 404, "no workshop has the code ZZZZZZ"},
+		{"", 400, "join code"},
+		{later.Code, 409, "has not started yet"},
+		{ended.Code, 410, "has ended"},
+		{accounts.Code, 401, "needs an account"},
+	} {
+		r, _ := anon.join(tc.code, "Anon")
+		if r.status != tc.status || !strings.Contains(r.errorMessage(), tc.want) {
+			t.Errorf("join %q: %d %s, want %d saying %q", tc.code, r.status, r.body, tc.status, tc.want)
+		}
+	}
+	if n := countRows(t, e, "workshop_learners"); n != 0 {
+		t.Fatalf("refused joins took %d seats", n)
+	}
+	if n := countRows(t, e, "users"); n != usersBefore {
+		t.Fatalf("refused joins left %d accounts behind", n-usersBefore)
+	}
+
+	// A guest joins (code typed in lower case with a space), and again.
+	ada := newClient(t, e.url)
+	typed := strings.ToLower(open.Code[:3]) + " " + open.Code[3:]
+	r, first := ada.join(typed, "Ada")
+	if r.status != 200 || !first.Guest || first.Session == nil || first.CSRFToken == "" || first.Workshop.Code != "" {
+		t.Fatalf("guest join: %d %s", r.status, r.body)
+	}
+	if first.Session.LabID != "yaml-to-process" {
+		t.Fatalf("the guest's session is of lab %s, want the workshop's first", first.Session.LabID)
+	}
+	r, again := ada.join(open.Code, "Ada again")
+	if r.status != 200 || again.Session == nil || again.Session.ID != first.Session.ID {
+		t.Fatalf("joining twice: %d %s; want the same session %s", r.status, r.body, first.Session.ID)
+	}
+	sess, err := e.store.ActiveLabSession(ctx, me(t, ada).ID)
+	if err != nil || sess.WorkshopID == nil || *sess.WorkshopID != open.ID {
+		t.Fatalf("the guest's session is not the workshop's: %+v %v", sess, err)
+	}
+	// A learner with an account takes the second seat; a third is refused.
+	if r, j := learner.join(open.Code, ""); r.status != 200 || j.Guest {
+		t.Fatalf("account join: %d %s", r.status, r.body)
+	}
+	usersBefore = countRows(t, e, "users")
+	if r, _ := newClient(t, e.url).join(open.Code, "Late"); r.status != 409 || !strings.Contains(r.errorMessage(), "every seat") {
+		t.Fatalf("third join of 2 seats: %d %s", r.status, r.body)
+	}
+	if n := countRows(t, e, "users"); n != usersBefore {
+		t.Fatal("a refused guest join left an account behind")
+	}
+	var w workshopView
+	grace.do("GET", "/api/workshops/"+itoa(open.ID), nil).json(t, &w)
+	if w.Learners != 2 {
+		t.Fatalf("learners = %d after two joins, one twice; want 2", w.Learners)
+	}
+
+	// The guest is bound to its workshop: another one, and labs outside it, are refused.
+	second := other.createWorkshop(t, workshopBody("Second", now.Add(-time.Minute), now.Add(time.Hour), 5, true))
+	if r, _ := ada.join(second.Code, "Ada"); r.status != 403 || !strings.Contains(r.errorMessage(), "guest of another workshop") {
+		t.Fatalf("guest of A joining B: %d %s", r.status, r.body)
+	}
+	ada.do("DELETE", "/api/sessions/"+first.Session.ID, nil)
+	if r := ada.do("POST", "/api/labs/cgroups/sessions", nil); r.status != 403 || !strings.Contains(r.errorMessage(), "guest") {
+		t.Fatalf("a guest starting a lab outside the workshop: %d %s", r.status, r.body)
+	}
+
+	// Who reaches the board, the learner view and the terminal.
+	adaID := me(t, ada).ID
+	wsHeaders := []string{"Connection", "Upgrade", "Upgrade", "websocket", "Sec-WebSocket-Version", "13", "Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="}
+	paths := []string{
+		"/api/workshops/" + itoa(open.ID),
+		"/api/workshops/" + itoa(open.ID) + "/board",
+		"/api/workshops/" + itoa(open.ID) + "/results.csv",
+		"/api/workshops/" + itoa(open.ID) + "/learners/" + itoa(adaID),
+		"/api/workshops/" + itoa(open.ID) + "/learners/" + itoa(adaID) + "/terminal/node01?mode=watch",
+	}
+	for _, p := range paths {
+		if r := learner.do("GET", p, nil, wsHeaders...); r.status != 403 {
+			t.Errorf("a learner GET %s: %d %s, want 403", p, r.status, r.body)
+		}
+		if r := ada.do("GET", p, nil, wsHeaders...); r.status != 403 {
+			t.Errorf("a guest GET %s: %d %s, want 403", p, r.status, r.body)
+		}
+		if r := other.do("GET", p, nil, wsHeaders...); r.status != 404 {
+			t.Errorf("another workshop's instructor GET %s: %d %s, want 404", p, r.status, r.body)
+		}
+		if r := grace.do("GET", p, nil); r.status != 200 && !strings.Contains(p, "/terminal/") {
+			t.Errorf("the instructor GET %s: %d %s", p, r.status, r.body)
+		}
+	}
+	for _, p := range []string{"/broadcast", "/end", "/code", "/learners/" + itoa(adaID) + "/reset"} {
+		if r := other.do("POST", "/api/workshops/"+itoa(open.ID)+p, map[string]string{}); r.status != 404 {
+			t.Errorf("another instructor POST %s: %d %s, want 404", p, r.status, r.body)
+		}
+	}
+	var after workshopView
+	grace.do("GET", "/api/workshops/"+itoa(open.ID), nil).json(t, &after)
+	if after.State != store.WorkshopOpen || after.Code != open.Code {
+		t.Fatalf("refused writes changed the workshop: %+v", after)
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func mustUUID(t *testing.T, s string) uuid.UUID {
+	t.Helper()
+	id, err := uuid.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func mustSandboxes(t *testing.T, e *env) []*store.Sandbox {
+	t.Helper()
+	list, err := e.store.UndeletedSandboxes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list
+}
+
+// sseAsync streams server-sent events into ch (event, data) until the test ends.
+func (c *client) sseAsync(t *testing.T, path string, ch chan<- [2]string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, "GET", c.base+path, nil)
+	res, err := (&http.Client{Jar: c.http.Jar}).Do(req)
+	if err != nil {
+		return
+	}
+	defer res.Body.Close()
+	if res.StatusCode != 200 {
+		ch <- [2]string{"status", strconv.Itoa(res.StatusCode)}
+		return
+	}
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 1<<20), 4<<20)
+	event := ""
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			select {
+			case ch <- [2]string{event, strings.TrimPrefix(line, "data: ")}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// waitEvent waits for an event of the type whose data contains want.
+func waitEvent(t *testing.T, ch <-chan [2]string, typ, want string, timeout time.Duration) string {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case ev := <-ch:
+			if ev[0] == "status" {
+				t.Fatalf("event stream answered %s", ev[1])
+			}
+			if ev[0] == typ && strings.Contains(ev[1], want) {
+				return ev[1]
+			}
+		case <-deadline:
+			t.Fatalf("no %q event with %q within %s", typ, want, timeout)
+		}
+	}
+}
+
+// waitReady waits until the session's cluster is ready.
+func waitReady(t *testing.T, c *client, id string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		var v struct{ Sandbox struct{ State string } }
+		c.do("GET", "/api/sessions/"+id, nil).json(t, &v)
+		if v.Sandbox.State == store.SandboxReady {
+			return
+		}
+		if v.Sandbox.State == store.SandboxFailed || time.Now().After(deadline) {
+			t.Fatalf("session %s's cluster is %s", id, v.Sandbox.State)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func me(t *testing.T, c *client) store.User {
+	t.Helper()
+	var me struct{ User store.User }
+	r := c.do("GET", "/api/me", nil)
+	if r.status != 200 {
+		t.Fatalf("/api/me: %d %s", r.status, r.body)
+	}
+	r.json(t, &me)
+	return me.User
+}
+
+// dialWS opens a terminal-protocol websocket at path.
+func (c *client) dialWS(t *testing.T, path string) (*term, *http.Response, error) {
+	u := "ws" + strings.TrimPrefix(c.base, "http") + path
+	h := http.Header{}
+	for _, ck := range c.http.Jar.Cookies(mustURL(c.base)) {
+		h.Add("Cookie", ck.Name+"="+ck.Value)
+	}
+	conn, res, err := websocket.DefaultDialer.Dial(u, h)
+	if err != nil {
+		return nil, res, err
+	}
+	tm := &term{t: t, conn: conn, out: make(chan []byte, 1024), ctl: make(chan terminal.Control, 64)}
+	go func() {
+		defer close(tm.out)
+		for {
+			kind, data, err := conn.ReadMessage()
+			if err != nil {
+				if ce, ok := err.(*websocket.CloseError); ok {
+					tm.ctl <- terminal.Control{Type: "closed", Code: &ce.Code, Reason: ce.Text}
+				}
+				return
+			}
+			if kind == websocket.BinaryMessage {
+				tm.out <- data
+			} else {
+				var ctl terminal.Control
+				json.Unmarshal(data, &ctl)
+				tm.ctl <- ctl
+			}
+		}
+	}()
+	return tm, res, nil
+}
+
+func (tm *term) waitControl(typ string, timeout time.Duration) terminal.Control {
+	tm.t.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case c := <-tm.ctl:
+			if c.Type == typ {
+				return c
+			}
+		case <-deadline:
+			tm.t.Fatalf("no %q control frame within %s", typ, timeout)
+		}
+	}
+}
+
+// The class, on the fake sandbox (its terminals are local shells): clusters
+// prepared ahead and claimed by a joining guest, the live board after a
+// check and a raised hand, a broadcast, watching (read-only) and taking
+// over (the learner sees it and ends it; the audit record says so), the
+// results, a reset keeping progress, and the end deleting every cluster.
+func TestWorkshopClass(t *testing.T) {
+	fake := fakesandbox.New()
+	e := startServer(t, workshopConfig(t), fake)
+	ctx := context.Background()
+	now := time.Now()
+	grace := e.instructor(t, "grace@example.com")
+	body := workshopBody("Class", now.Add(-time.Minute), now.Add(time.Hour), 3, true)
+	body["prepare"] = 2
+	w := grace.createWorkshop(t, body)
+	wid := itoa(w.ID)
+
+	// Two clusters are prepared, one at a time, for this workshop.
+	deadline := time.Now().Add(20 * time.Second)
+	var wv workshopView
+	for {
+		grace.do("GET", "/api/workshops/"+wid, nil).json(t, &wv)
+		if wv.Clusters != nil && wv.Clusters.Ready == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("prepared clusters: %+v, want 2 ready", wv.Clusters)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !wv.Clusters.Fits || !strings.Contains(wv.Clusters.CapacityNote, "holds the class") {
+		t.Fatalf("capacity note for 3 seats on a 4-core host: %+v", wv.Clusters)
+	}
+	var pooled []string
+	for _, sb := range mustSandboxes(t, e) {
+		if sb.PoolWorkshop == w.ID {
+			pooled = append(pooled, sb.Name)
+		}
+	}
+	if len(pooled) != 2 {
+		t.Fatalf("%d pool rows are the workshop's, want 2", len(pooled))
+	}
+
+	// The instructor's board streams; a guest joins and gets a prepared cluster.
+	events := make(chan [2]string, 64)
+	go grace.sseAsync(t, "/api/workshops/"+wid+"/events", events)
+	waitEvent(t, events, "board", "", 5*time.Second)
+	ada := newClient(t, e.url)
+	r, j := ada.join(w.Code, "Ada")
+	if r.status != 200 {
+		t.Fatalf("join: %d %s", r.status, r.body)
+	}
+	sb, err := e.store.SandboxOf(ctx, mustUUID(t, j.Session.ID))
+	if err != nil || !contains(pooled, sb.Name) {
+		t.Fatalf("the guest's cluster %s is not one prepared for the workshop %v", sb.Name, pooled)
+	}
+	waitEvent(t, events, "learner", `"name":"Ada"`, 2*time.Second)
+	waitReady(t, ada, j.Session.ID)
+
+	// A failed check reaches the board within 2 s, with what was observed.
+	adaID := me(t, ada).ID
+	var lab struct{ Steps []struct{ ID string } }
+	ada.do("GET", "/api/labs/yaml-to-process", nil).json(t, &lab)
+	step := lab.Steps[0].ID
+	if r := ada.do("POST", "/api/sessions/"+j.Session.ID+"/steps/"+step+"/check", map[string]string{"answer": "wrong"}); r.status != 200 {
+		t.Fatalf("check: %d %s", r.status, r.body)
+	}
+	row := waitEvent(t, events, "learner", `"failed":1`, 2*time.Second)
+	if !strings.Contains(row, `"yaml-to-process/`+step+`":{"status":"failed"`) {
+		t.Fatalf("the board's row after a failed check: %s", row)
+	}
+	// A raised hand, too.
+	if r := ada.do("POST", "/api/sessions/"+j.Session.ID+"/hand", map[string]bool{"raised": true}); r.status != 204 {
+		t.Fatalf("hand: %d %s", r.status, r.body)
+	}
+	waitEvent(t, events, "learner", `"hand":true`, 2*time.Second)
+
+	// A broadcast reaches the learner's page stream and session view.
+	learnerEvents := make(chan [2]string, 64)
+	go ada.sseAsync(t, "/api/sessions/"+j.Session.ID+"/events", learnerEvents)
+	waitEvent(t, learnerEvents, "session", "", 5*time.Second)
+	if r := grace.do("POST", "/api/workshops/"+wid+"/broadcast", map[string]string{"message": "Break until 11:00"}); r.status != 204 {
+		t.Fatalf("broadcast: %d %s", r.status, r.body)
+	}
+	waitEvent(t, learnerEvents, "broadcast", "Break until 11:00", 2*time.Second)
+	var sv struct {
+		Workshop struct{ Broadcast struct{ Message string } }
+	}
+	ada.do("GET", "/api/sessions/"+j.Session.ID, nil).json(t, &sv)
+	if sv.Workshop.Broadcast.Message != "Break until 11:00" {
+		t.Fatalf("session view's broadcast: %+v", sv)
+	}
+
+	// Watching: the instructor sees what the learner types; keys typed
+	// while watching never reach the learner's shell.
+	mine, _, err := ada.terminal(t, j.Session.ID, "node01", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine.send("echo LEARNER$((40+2))\n")
+	mine.waitFor("LEARNER42", 5*time.Second)
+	base := "/api/workshops/" + wid + "/learners/" + itoa(adaID) + "/terminal/node01"
+	watch, res, err := grace.dialWS(t, base+"?mode=watch")
+	if err != nil {
+		t.Fatalf("watch: %v %v", err, res)
+	}
+	if hello := watch.waitControl("hello", 5*time.Second); hello.Mode != "watch" {
+		t.Fatalf("watch hello: %+v", hello)
+	}
+	watch.waitFor("LEARNER42", 5*time.Second) // the replay
+	watch.send("echo WATCHER$((40+3))\n")
+	watch.waitControl("error", 5*time.Second)
+	mine.send("echo LIVE$((40+4))\n")
+	watch.waitFor("LIVE44", 5*time.Second)
+	out := mine.waitFor("LIVE44", 5*time.Second)
+	if strings.Contains(out, "WATCHER43") || strings.Contains(watch.buf.String(), "WATCHER43") {
+		t.Fatalf("keys typed while watching reached the shell:\n%s", out)
+	}
+
+	// Taking over: the instructor's keys reach the shell; the learner's page
+	// hears of it, the board shows it, and the learner ends it.
+	ctl, _, err := grace.dialWS(t, base+"?mode=control")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hello := ctl.waitControl("hello", 5*time.Second); hello.Mode != "control" {
+		t.Fatalf("control hello: %+v", hello)
+	}
+	waitEvent(t, learnerEvents, "takeover", `"active":true`, 2*time.Second)
+	ctl.send("echo TAKEN$((40+5))\n")
+	mine.waitFor("TAKEN45", 5*time.Second)
+	ada.do("GET", "/api/sessions/"+j.Session.ID, nil).json(t, &sv)
+	var withTakeover struct {
+		Workshop struct{ Takeover *struct{ Instructor string } }
+	}
+	ada.do("GET", "/api/sessions/"+j.Session.ID, nil).json(t, &withTakeover)
+	if withTakeover.Workshop.Takeover == nil || withTakeover.Workshop.Takeover.Instructor != "Test" {
+		t.Fatalf("the learner's session view during a take-over: %+v", withTakeover)
+	}
+	if r := ada.do("POST", "/api/sessions/"+j.Session.ID+"/takeover/end", nil); r.status != 204 {
+		t.Fatalf("the learner ends the take-over: %d %s", r.status, r.body)
+	}
+	if c := ctl.waitControl("closed", 5*time.Second); c.Code == nil || *c.Code != terminal.CloseTakeoverEnded {
+		t.Fatalf("the controller's socket closed with %+v, want %d", c, terminal.CloseTakeoverEnded)
+	}
+	waitEvent(t, learnerEvents, "takeover", `"active":false`, 2*time.Second)
+	var audit []store.Takeover
+	grace.do("GET", "/api/workshops/"+wid+"/takeovers", nil).json(t, &audit)
+	if len(audit) != 1 || audit[0].EndedBy == nil || *audit[0].EndedBy != "learner" || audit[0].Learner != "Ada" || audit[0].Node != "node01" {
+		t.Fatalf("take-over audit: %+v", audit)
+	}
+
+	// Results: the learner and the step, as CSV and JSON.
+	csvRes := grace.do("GET", "/api/workshops/"+wid+"/results.csv", nil)
+	recs, err := csv.NewReader(strings.NewReader(string(csvRes.body))).ReadAll()
+	if err != nil || len(recs) < 2 || recs[0][0] != "learner" {
+		t.Fatalf("results.csv: %v\n%s", err, csvRes.body)
+	}
+	found := false
+	for _, rec := range recs[1:] {
+		if rec[0] == "Ada" && rec[4] == step && rec[6] == "failed" && rec[9] == "1" {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("results.csv has no failed row for Ada on %s:\n%s", step, csvRes.body)
+	}
+	var rj struct{ Results []server.ResultRow }
+	grace.do("GET", "/api/workshops/"+wid+"/results.json", nil).json(t, &rj)
+	if len(rj.Results) != len(recs)-1 {
+		t.Fatalf("results.json has %d rows, the CSV %d", len(rj.Results), len(recs)-1)
+	}
+
+	// Reset: a fresh cluster, the first step's progress kept.
+	if len(lab.Steps) < 2 {
+		t.Fatal("the lab needs two steps")
+	}
+	// The fake sandbox's nodes answer nothing, so no check passes on it: the
+	// first step's pass is recorded as the grader records one (a real
+	// cluster's pass is the browser test's).
+	if err := e.store.RecordAttempt(ctx, &store.Attempt{LabSessionID: mustUUID(t, j.Session.ID), StepID: step, Kind: store.AttemptSkip, Passed: true}); err != nil {
+		t.Fatal(err)
+	}
+	r = grace.do("POST", "/api/workshops/"+wid+"/learners/"+itoa(adaID)+"/reset", map[string]string{"fromStep": "yaml-to-process/nope"})
+	if r.status != 400 || !strings.Contains(r.errorMessage(), "yaml-to-process/"+lab.Steps[1].ID) {
+		t.Fatalf("reset from a step that is not one: %d %s", r.status, r.body)
+	}
+	r = grace.do("POST", "/api/workshops/"+wid+"/learners/"+itoa(adaID)+"/reset", map[string]string{"fromStep": "yaml-to-process/" + lab.Steps[1].ID})
+	if r.status != 200 {
+		t.Fatalf("reset: %d %s", r.status, r.body)
+	}
+	var reset server.LearnerRow
+	r.json(t, &reset)
+	if reset.SessionID == "" || reset.SessionID == j.Session.ID || reset.Cells["yaml-to-process/"+step].Status != store.StepSkipped {
+		t.Fatalf("after reset: session %s (was %s), first step %+v; want a new session with the step kept", reset.SessionID, j.Session.ID, reset.Cells["yaml-to-process/"+step])
+	}
+	old, _ := e.store.LabSession(ctx, mustUUID(t, j.Session.ID))
+	if old.State != store.SessionEnded {
+		t.Fatalf("the old session is %s after a reset", old.State)
+	}
+
+	// Extend everyone, then end: every cluster goes, results stay.
+	if r := grace.do("POST", "/api/workshops/"+wid+"/extend", map[string]int{"minutes": 15}); r.status != 200 || !strings.Contains(string(r.body), `"extended":1`) {
+		t.Fatalf("extend: %d %s", r.status, r.body)
+	}
+	if r := grace.do("POST", "/api/workshops/"+wid+"/end", nil); r.status != 200 {
+		t.Fatalf("end: %d %s", r.status, r.body)
+	}
+	waitEvent(t, events, "ended", "", 5*time.Second)
+	deadline = time.Now().Add(20 * time.Second)
+	for len(fake.Clusters()) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("clusters left after the workshop ended: %v", fake.Clusters())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	grace.do("GET", "/api/workshops/"+wid+"/results.json", nil).json(t, &rj)
+	if len(rj.Results) == 0 {
+		t.Fatal("results are gone after the end")
+	}
+	if r, _ := newClient(t, e.url).join(w.Code, "Late"); r.status != 410 {
+		t.Fatalf("joining an ended workshop: %d %s", r.status, r.body)
+	}
+}

@@ -1,0 +1,1424 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/session"
+	"github.com/podpath/podpath/store"
+)
+
+// Workshops: an instructor's class. See docs/WORKSHOPS.md for what an
+// instructor does and sees, docs/API.md for the endpoints.
+
+// Stuck flags: a learner is stuck after stuckAttempts failed checks on the
+// step they are on, or stuckMinutes on it.
+const (
+	stuckAttempts = 3
+	stuckMinutes  = 10
+)
+
+// codeAlphabet is what join codes are made of: readable aloud, without
+// 0/O, 1/l/I.
+const codeAlphabet = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+
+const codeLength = 6
+
+func newJoinCode() string {
+	b := make([]byte, codeLength)
+	for i := range b {
+		n, err := rand.Int(rand.Reader, big.NewInt(int64(len(codeAlphabet))))
+		if err != nil {
+			panic(err)
+		}
+		b[i] = codeAlphabet[n.Int64()]
+	}
+	return string(b)
+}
+
+// normalizeCode reads a code as people type or say it: any case, with
+// spaces or dashes.
+func normalizeCode(s string) string {
+	s = strings.ToUpper(s)
+	return strings.Map(func(r rune) rune {
+		if r == ' ' || r == '-' || r == '\t' {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// workshopHub fans workshop events out to instructors' boards.
+type workshopHub struct {
+	mu   sync.Mutex
+	subs map[int64]map[chan session.Event]struct{}
+	// takeovers are the open take-overs, by lab session.
+	takeovers map[uuid.UUID][]*liveTakeover
+}
+
+type liveTakeover struct {
+	rec  *store.Takeover
+	stop chan struct{}
+	once sync.Once
+	by   string
+}
+
+func (t *liveTakeover) end(by string) {
+	t.once.Do(func() {
+		t.by = by
+		close(t.stop)
+	})
+}
+
+func newWorkshopHub() *workshopHub {
+	return &workshopHub{subs: map[int64]map[chan session.Event]struct{}{}, takeovers: map[uuid.UUID][]*liveTakeover{}}
+}
+
+func (h *workshopHub) subscribe(id int64) (<-chan session.Event, func()) {
+	ch := make(chan session.Event, 64)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.subs[id] == nil {
+		h.subs[id] = map[chan session.Event]struct{}{}
+	}
+	h.subs[id][ch] = struct{}{}
+	return ch, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		delete(h.subs[id], ch)
+		if len(h.subs[id]) == 0 {
+			delete(h.subs, id)
+		}
+	}
+}
+
+func (h *workshopHub) publish(id int64, typ string, data any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for ch := range h.subs[id] {
+		select {
+		case ch <- session.Event{Type: typ, Data: data}:
+		default:
+		}
+	}
+}
+
+func (h *workshopHub) watched(id int64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs[id]) > 0
+}
+
+func (h *workshopHub) addTakeover(sess uuid.UUID, t *liveTakeover) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.takeovers[sess] = append(h.takeovers[sess], t)
+}
+
+func (h *workshopHub) removeTakeover(sess uuid.UUID, t *liveTakeover) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	list := h.takeovers[sess]
+	for i, x := range list {
+		if x == t {
+			list = append(list[:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(h.takeovers, sess)
+	} else {
+		h.takeovers[sess] = list
+	}
+}
+
+// takeover is the open take-over of a session (the oldest), or nil.
+func (h *workshopHub) takeover(sess uuid.UUID) *liveTakeover {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if list := h.takeovers[sess]; len(list) > 0 {
+		return list[0]
+	}
+	return nil
+}
+
+// endTakeovers ends every open take-over of a session.
+func (h *workshopHub) endTakeovers(sess uuid.UUID, by string) int {
+	h.mu.Lock()
+	list := append([]*liveTakeover(nil), h.takeovers[sess]...)
+	h.mu.Unlock()
+	for _, t := range list {
+		t.end(by)
+	}
+	return len(list)
+}
+
+// --- views ---
+
+// WorkshopView is a workshop as the API shows it.
+type WorkshopView struct {
+	ID                 int64          `json:"id"`
+	Title              string         `json:"title"`
+	Code               string         `json:"code,omitempty"`
+	JoinURL            string         `json:"joinUrl,omitempty"`
+	Labs               []WorkshopLab  `json:"labs"`
+	Seats              int            `json:"seats"`
+	Learners           int            `json:"learners"`
+	StartsAt           time.Time      `json:"startsAt"`
+	EndsAt             time.Time      `json:"endsAt"`
+	Guests             bool           `json:"guests"`
+	Prepare            int            `json:"prepare"`
+	PrepareLeadMinutes int            `json:"prepareLeadMinutes"`
+	PrepareAt          time.Time      `json:"prepareAt"`
+	State              string         `json:"state"`
+	Instructor         *InstructorRef `json:"instructor,omitempty"`
+	Broadcast          *BroadcastView `json:"broadcast"`
+	Clusters           *ClustersView  `json:"clusters,omitempty"`
+}
+
+// WorkshopLab is a lab of a workshop.
+type WorkshopLab struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+}
+
+// InstructorRef names an instructor.
+type InstructorRef struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+}
+
+// BroadcastView is the message every learner of a workshop sees.
+type BroadcastView struct {
+	Message string    `json:"message"`
+	At      time.Time `json:"at"`
+}
+
+// ClustersView is how far a workshop's prepared clusters are, and whether
+// the host can hold the class.
+type ClustersView struct {
+	Target            int    `json:"target"`
+	Ready             int    `json:"ready"`
+	Creating          int    `json:"creating"`
+	Claimed           int    `json:"claimed"`
+	ETASeconds        int    `json:"etaSeconds"`
+	MeanCreateSeconds int    `json:"meanCreateSeconds"`
+	Fits              bool   `json:"fits"`
+	CapacityNote      string `json:"capacityNote"`
+}
+
+func broadcastView(w *store.Workshop) *BroadcastView {
+	if w.Broadcast == nil || w.BroadcastAt == nil {
+		return nil
+	}
+	return &BroadcastView{Message: *w.Broadcast, At: *w.BroadcastAt}
+}
+
+// workshopWorkers is the shape prepared for a workshop: its first lab's.
+func (s *Server) workshopWorkers(w *store.Workshop) int {
+	if len(w.LabIDs) > 0 {
+		if l := labs.Find(s.labs, w.LabIDs[0]); l != nil {
+			return l.Cluster.Workers
+		}
+	}
+	return 1
+}
+
+func (s *Server) joinURL(c echo.Context, code string) string {
+	base := s.cfg.PublicURL
+	if base == "" {
+		scheme := "http"
+		if s.secure(c) {
+			scheme = "https"
+		}
+		base = scheme + "://" + c.Request().Host
+	}
+	return strings.TrimRight(base, "/") + "/join/" + code
+}
+
+// workshopView shows a workshop; staff (its instructor, admins) see the
+// code and the clusters.
+func (s *Server) workshopView(c echo.Context, w *store.Workshop, staff bool) *WorkshopView {
+	lg := lang(c)
+	now := time.Now()
+	v := &WorkshopView{
+		ID: w.ID, Title: w.Title, Seats: w.Seats, Learners: w.Learners, StartsAt: w.StartsAt, EndsAt: w.EndsAt,
+		Guests: w.Guests, Prepare: w.Prepare, PrepareLeadMinutes: int(w.PrepareLead.Minutes()), PrepareAt: w.PrepareAt(),
+		State: w.State(now), Broadcast: broadcastView(w), Labs: []WorkshopLab{},
+	}
+	for _, id := range w.LabIDs {
+		title := id
+		if l := labs.Find(s.labs, id); l != nil {
+			title = l.Title.In(lg)
+		}
+		v.Labs = append(v.Labs, WorkshopLab{ID: id, Title: title})
+	}
+	if u, err := s.store.UserByID(c.Request().Context(), w.InstructorID); err == nil {
+		v.Instructor = &InstructorRef{ID: u.ID, Name: u.Name}
+	}
+	if !staff {
+		return v
+	}
+	v.Code, v.JoinURL = w.Code, s.joinURL(c, w.Code)
+	v.Clusters = s.clustersView(c.Request().Context(), w)
+	return v
+}
+
+func (s *Server) clustersView(ctx context.Context, w *store.Workshop) *ClustersView {
+	p := s.engine.Prepared(w.ID)
+	cv := &ClustersView{Target: w.Prepare, Ready: p.Ready, Creating: p.Creating,
+		MeanCreateSeconds: int(p.MeanCreate.Seconds()), ETASeconds: int(p.ETA.Seconds())}
+	if sessions, err := s.store.WorkshopSessions(ctx, w.ID); err == nil {
+		for _, sess := range sessions {
+			if sess.State == store.SessionActive {
+				cv.Claimed++
+			}
+		}
+	}
+	if left := w.Prepare - cv.Claimed - cv.Ready; left > 0 && p.MeanCreate > 0 {
+		cv.ETASeconds = int((time.Duration(left) * p.MeanCreate).Seconds())
+	} else {
+		cv.ETASeconds = 0
+	}
+	cv.Fits, cv.CapacityNote = s.capacityNote(w)
+	return cv
+}
+
+// capacityNote says, from the capacity model's numbers, whether this host
+// holds the class with every learner's cluster running.
+func (s *Server) capacityNote(w *store.Workshop) (bool, string) {
+	workers := s.workshopWorkers(w)
+	cost := session.ClusterCost(workers)
+	u := s.engine.Usage()
+	byCPU := int(math.Floor(u.CPULimit / cost.CPU))
+	byMem := u.MemLimit / cost.Memory
+	most := min(byCPU, byMem)
+	shape := fmt.Sprintf("%d-worker clusters (%.2f cores running, %d MiB each)", workers, cost.CPU, cost.Memory)
+	limits := fmt.Sprintf("PODPATH_CAPACITY_CPU=%g cores, PODPATH_CAPACITY_MEMORY=%d MiB", u.CPULimit, u.MemLimit)
+	if w.Seats > most {
+		return false, fmt.Sprintf("This host cannot hold the class: its capacity (%s) holds %d running %s, and the class has %d seats. "+
+			"Learners past %d wait in a queue until someone's cluster is deleted. Lower the seats, or serve the class from a bigger host.",
+			limits, most, shape, w.Seats, most)
+	}
+	return true, fmt.Sprintf("This host holds the class: its capacity (%s) holds %d running %s; the class has %d seats. "+
+		"Now in use: %.2f cores and %d MiB by %d running and %d hibernated clusters.",
+		limits, most, shape, w.Seats, u.CPU, u.Memory, u.Running, u.Hibernated)
+}
+
+// --- access ---
+
+func isStaffRole(u *store.User) bool {
+	return u != nil && (u.Role == store.RoleInstructor || u.Role == store.RoleAdmin)
+}
+
+func (s *Server) requireInstructor(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if !isStaffRole(currentUser(c)) {
+			return apiError(http.StatusForbidden, "only instructors and admins run workshops; an admin can make you one with: podpath user role --email YOU --role instructor")
+		}
+		return next(c)
+	}
+}
+
+func workshopID(c echo.Context) (int64, error) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, apiError(http.StatusBadRequest, fmt.Sprintf("%.40q is not a workshop id (a number)", c.Param("id")))
+	}
+	return id, nil
+}
+
+// staffWorkshop loads the workshop in the path for its instructor or an
+// admin; anyone else is told there is no such workshop.
+func (s *Server) staffWorkshop(c echo.Context) (*store.Workshop, error) {
+	id, err := workshopID(c)
+	if err != nil {
+		return nil, err
+	}
+	w, err := s.store.WorkshopByID(c.Request().Context(), id)
+	u := currentUser(c)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && u.Role != store.RoleAdmin && w.InstructorID != u.ID) {
+		return nil, apiError(http.StatusNotFound, "no such workshop among yours")
+	}
+	return w, err
+}
+
+func learnerID(c echo.Context) (int64, error) {
+	id, err := strconv.ParseInt(c.Param("learner"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, apiError(http.StatusBadRequest, fmt.Sprintf("%.40q is not a learner id (a number)", c.Param("learner")))
+	}
+	return id, nil
+}
+
+// --- create, list, show ---
+
+type workshopRequest struct {
+	Title              string    `json:"title"`
+	Labs               []string  `json:"labs"`
+	Seats              int       `json:"seats"`
+	StartsAt           time.Time `json:"startsAt"`
+	EndsAt             time.Time `json:"endsAt"`
+	Guests             bool      `json:"guests"`
+	Prepare            *int      `json:"prepare,omitempty"`
+	PrepareLeadMinutes *int      `json:"prepareLeadMinutes,omitempty"`
+}
+
+// maxSeats bounds a workshop; a host holds far fewer.
+const maxSeats = 500
+
+func (s *Server) checkWorkshopRequest(r *workshopRequest) (*store.Workshop, error) {
+	bad := func(format string, a ...any) error { return apiError(http.StatusBadRequest, fmt.Sprintf(format, a...)) }
+	title := strings.TrimSpace(r.Title)
+	switch {
+	case title == "":
+		return nil, bad(`send a "title" for the workshop`)
+	case utf8.RuneCountInString(title) > 200:
+		return nil, bad("the title can have at most 200 characters")
+	case len(r.Labs) == 0:
+		return nil, bad(`send "labs": the ids of one or more labs, in order (GET /api/labs lists them)`)
+	case len(r.Labs) > 50:
+		return nil, bad("a workshop can have at most 50 labs")
+	case r.Seats < 1 || r.Seats > maxSeats:
+		return nil, bad(`"seats" must be from 1 to %d`, maxSeats)
+	case r.StartsAt.IsZero() || r.EndsAt.IsZero():
+		return nil, bad(`send "startsAt" and "endsAt" as RFC 3339 times, like "2026-12-02T09:00:00Z"`)
+	case !r.EndsAt.After(r.StartsAt):
+		return nil, bad(`"endsAt" must be after "startsAt"`)
+	case r.EndsAt.Sub(r.StartsAt) > 14*24*time.Hour:
+		return nil, bad("a workshop can last at most 14 days")
+	case !r.EndsAt.After(time.Now()):
+		return nil, bad(`"endsAt" is in the past`)
+	}
+	seen := map[string]bool{}
+	for _, id := range r.Labs {
+		if labs.Find(s.labs, id) == nil {
+			return nil, bad("no lab %.60q; GET /api/labs lists them", id)
+		}
+		if seen[id] {
+			return nil, bad("lab %q is listed twice", id)
+		}
+		seen[id] = true
+	}
+	prepare := int(math.Ceil(0.7 * float64(r.Seats)))
+	if r.Prepare != nil {
+		prepare = *r.Prepare
+	}
+	if prepare < 0 || prepare > r.Seats {
+		return nil, bad(`"prepare" (clusters to prepare ahead) must be from 0 to the seats (%d)`, r.Seats)
+	}
+	lead := 30
+	if r.PrepareLeadMinutes != nil {
+		lead = *r.PrepareLeadMinutes
+	}
+	if lead < 0 || lead > 24*60 {
+		return nil, bad(`"prepareLeadMinutes" must be from 0 to 1440 (a day)`)
+	}
+	return &store.Workshop{Title: title, LabIDs: r.Labs, Seats: r.Seats, StartsAt: r.StartsAt, EndsAt: r.EndsAt,
+		Guests: r.Guests, Prepare: prepare, PrepareLead: time.Duration(lead) * time.Minute}, nil
+}
+
+func (s *Server) apiCreateWorkshop(c echo.Context) error {
+	var req workshopRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	w, err := s.checkWorkshopRequest(&req)
+	if err != nil {
+		return err
+	}
+	w.InstructorID = currentUser(c).ID
+	for range 10 {
+		w.Code = newJoinCode()
+		out, err := s.store.CreateWorkshop(c.Request().Context(), w)
+		if errors.Is(err, store.ErrCodeTaken) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		s.log.Info("workshop created", "workshop", out.ID, "instructor", w.InstructorID, "seats", w.Seats, "prepare", w.Prepare)
+		s.tickWorkshops(c.Request().Context())
+		return c.JSON(http.StatusCreated, s.workshopView(c, out, true))
+	}
+	return errors.New("no free join code after 10 tries")
+}
+
+func (s *Server) apiWorkshops(c echo.Context) error {
+	u := currentUser(c)
+	mine := u.ID
+	if u.Role == store.RoleAdmin {
+		mine = 0
+	}
+	list, err := s.store.Workshops(c.Request().Context(), mine)
+	if err != nil {
+		return err
+	}
+	out := make([]*WorkshopView, 0, len(list))
+	for _, w := range list {
+		out = append(out, s.workshopView(c, w, true))
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) apiWorkshop(c echo.Context) error {
+	w, err := s.staffWorkshop(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, s.workshopView(c, w, true))
+}
+
+func (s *Server) apiRotateCode(c echo.Context) error {
+	w, err := s.staffWorkshop(c)
+	if err != nil {
+		return err
+	}
+	for range 10 {
+		code := newJoinCode()
+		err := s.store.SetWorkshopCode(c.Request().Context(), w.ID, code)
+		if errors.Is(err, store.ErrCodeTaken) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		w.Code = code
+		s.log.Info("workshop code rotated", "workshop", w.ID)
+		v := s.workshopView(c, w, true)
+		s.wsHub.publish(w.ID, "workshop", v)
+		return c.JSON(http.StatusOK, v)
+	}
+	return errors.New("no free join code after 10 tries")
+}
+
+// --- the board ---
+
+// BoardView is the instructor's live board.
+type BoardView struct {
+	Workshop      *WorkshopView `json:"workshop"`
+	Steps         []BoardStep   `json:"steps"`
+	StuckAttempts int           `json:"stuckAttempts"`
+	StuckMinutes  int           `json:"stuckMinutes"`
+	Learners      []*LearnerRow `json:"learners"`
+}
+
+// BoardStep is a column of the board.
+type BoardStep struct {
+	Key      string `json:"key"`
+	Lab      string `json:"lab"`
+	LabTitle string `json:"labTitle"`
+	Step     string `json:"step"`
+	Title    string `json:"title"`
+}
+
+// LearnerRow is a learner's row of the board.
+type LearnerRow struct {
+	ID          int64                `json:"id"`
+	Name        string               `json:"name"`
+	Guest       bool                 `json:"guest"`
+	JoinedAt    time.Time            `json:"joinedAt"`
+	SessionID   string               `json:"sessionId"`
+	Lab         string               `json:"lab"`
+	Cluster     string               `json:"cluster"`
+	CurrentStep string               `json:"currentStep"`
+	StepSince   *time.Time           `json:"stepSince"`
+	IdleSeconds int                  `json:"idleSeconds"`
+	Hand        bool                 `json:"hand"`
+	HandAt      *time.Time           `json:"handAt"`
+	Stuck       bool                 `json:"stuck"`
+	StuckWhy    string               `json:"stuckWhy,omitempty"`
+	Passed      int                  `json:"passed"`
+	Total       int                  `json:"total"`
+	Takeover    *TakeoverRef         `json:"takeover"`
+	Cells       map[string]*CellView `json:"cells"`
+	Nodes       []string             `json:"nodes,omitempty"`
+}
+
+// TakeoverRef is an open take-over as pages show it.
+type TakeoverRef struct {
+	Instructor string    `json:"instructor"`
+	Since      time.Time `json:"since"`
+}
+
+// CellView is a learner's state on one step.
+type CellView struct {
+	Status   string     `json:"status"`
+	Attempts int        `json:"attempts"`
+	Failed   int        `json:"failed"`
+	Hints    int        `json:"hints"`
+	Check    string     `json:"check,omitempty"`
+	Observed string     `json:"observed,omitempty"`
+	At       *time.Time `json:"at,omitempty"`
+	// TimeToPassSeconds is from the previous step's pass (or the lab's
+	// start) to this step's first pass.
+	TimeToPassSeconds *int `json:"timeToPassSeconds,omitempty"`
+}
+
+// boardData is what rows are computed from, read once per board.
+type boardData struct {
+	w        *store.Workshop
+	sessions map[int64][]*store.LabSession // by learner, oldest first
+	stats    map[uuid.UUID]map[string]*store.StepStat
+}
+
+func (s *Server) loadBoardData(ctx context.Context, w *store.Workshop) (*boardData, error) {
+	sessions, err := s.store.WorkshopSessions(ctx, w.ID)
+	if err != nil {
+		return nil, err
+	}
+	stats, err := s.store.WorkshopStepStats(ctx, w.ID)
+	if err != nil {
+		return nil, err
+	}
+	d := &boardData{w: w, sessions: map[int64][]*store.LabSession{}, stats: stats}
+	for _, sess := range sessions {
+		d.sessions[sess.UserID] = append(d.sessions[sess.UserID], sess)
+	}
+	return d, nil
+}
+
+func (s *Server) boardSteps(c echo.Context, w *store.Workshop) []BoardStep {
+	lg := lang(c)
+	var out []BoardStep
+	for _, id := range w.LabIDs {
+		l := labs.Find(s.labs, id)
+		if l == nil {
+			continue
+		}
+		for _, st := range l.Steps {
+			out = append(out, BoardStep{Key: l.ID + "/" + st.ID, Lab: l.ID, LabTitle: l.Title.In(lg), Step: st.ID, Title: st.Title.In(lg)})
+		}
+	}
+	return out
+}
+
+// learnerRow computes a learner's row: per lab, the latest session of the
+// lab counts (a reset copies the progress it keeps into the new one).
+func (s *Server) learnerRow(c echo.Context, d *boardData, ln *store.Learner) *LearnerRow {
+	lg := lang(c)
+	now := time.Now()
+	row := &LearnerRow{ID: ln.UserID, Name: ln.Name, Guest: ln.Guest, JoinedAt: ln.JoinedAt, Hand: ln.HandAt != nil, HandAt: ln.HandAt,
+		Cells: map[string]*CellView{}}
+	latest := map[string]*store.LabSession{}
+	var active *store.LabSession
+	for _, sess := range d.sessions[ln.UserID] {
+		latest[sess.LabID] = sess
+		if sess.State == store.SessionActive {
+			active = sess
+		}
+	}
+	for _, id := range d.w.LabIDs {
+		l := labs.Find(s.labs, id)
+		if l == nil {
+			continue
+		}
+		sess := latest[id]
+		var stats map[string]*store.StepStat
+		var prev *time.Time
+		if sess != nil {
+			stats = d.stats[sess.ID]
+			start := sess.CreatedAt
+			if first := d.sessions[ln.UserID]; len(first) > 0 {
+				for _, x := range first {
+					if x.LabID == id {
+						start = x.CreatedAt // the lab's first session
+						break
+					}
+				}
+			}
+			prev = &start
+		}
+		for _, st := range l.Steps {
+			row.Total++
+			cell := &CellView{Status: store.StepPending}
+			if stat := stats[st.ID]; stat != nil {
+				cell.Status, cell.Attempts, cell.Failed, cell.Hints = stat.Status, stat.Attempts, stat.Failed, stat.Hints
+				at := stat.UpdatedAt
+				cell.At = &at
+				if stat.Status == store.StepFailed && stat.LastFailedCheck != nil {
+					var name labs.Text
+					if json.Unmarshal(stat.LastFailedCheck, &name) == nil {
+						cell.Check = name.In(lg)
+					}
+					cell.Observed = stat.Observed
+				}
+				if stat.PassedAt != nil && prev != nil && stat.Status == store.StepPassed {
+					secs := max(0, int(stat.PassedAt.Sub(*prev).Seconds()))
+					cell.TimeToPassSeconds = &secs
+				}
+				if stat.PassedAt != nil {
+					prev = stat.PassedAt
+				}
+			}
+			if cell.Status == store.StepPassed || cell.Status == store.StepSkipped {
+				row.Passed++
+			}
+			row.Cells[l.ID+"/"+st.ID] = cell
+		}
+	}
+	if active != nil {
+		row.SessionID, row.Lab = active.ID.String(), active.LabID
+		row.IdleSeconds = max(0, int(now.Sub(active.LastActivityAt).Seconds()))
+		if st, ok := s.engine.State(active.ID); ok {
+			row.Cluster = st
+		} else if sb, err := s.store.SandboxOf(c.Request().Context(), active.ID); err == nil {
+			row.Cluster = sb.State
+		}
+		if l := s.engine.SessionLab(active); l != nil {
+			since := active.CreatedAt
+			for _, st := range l.Steps {
+				cell := row.Cells[l.ID+"/"+st.ID]
+				if cell != nil && (cell.Status == store.StepPassed || cell.Status == store.StepSkipped) {
+					if cell.At != nil && cell.At.After(since) {
+						since = *cell.At
+					}
+					continue
+				}
+				row.CurrentStep = l.ID + "/" + st.ID
+				row.StepSince = &since
+				switch {
+				case cell != nil && cell.Failed >= stuckAttempts:
+					row.Stuck, row.StuckWhy = true, fmt.Sprintf("%d failed checks on %s", cell.Failed, st.Title.In(lg))
+				case now.Sub(since) >= stuckMinutes*time.Minute:
+					row.Stuck, row.StuckWhy = true, fmt.Sprintf("%d minutes on %s", int(now.Sub(since).Minutes()), st.Title.In(lg))
+				}
+				break
+			}
+		}
+		if t := s.wsHub.takeover(active.ID); t != nil {
+			row.Takeover = &TakeoverRef{Instructor: t.rec.Instructor, Since: t.rec.StartedAt}
+		}
+	}
+	return row
+}
+
+func (s *Server) board(c echo.Context, w *store.Workshop) (*BoardView, error) {
+	ctx := c.Request().Context()
+	learners, err := s.store.WorkshopLearners(ctx, w.ID)
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.loadBoardData(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	b := &BoardView{Workshop: s.workshopView(c, w, true), Steps: s.boardSteps(c, w), StuckAttempts: stuckAttempts, StuckMinutes: stuckMinutes,
+		Learners: []*LearnerRow{}}
+	for _, ln := range learners {
+		b.Learners = append(b.Learners, s.learnerRow(c, d, ln))
+	}
+	return b, nil
+}
+
+func (s *Server) oneLearnerRow(c echo.Context, w *store.Workshop, userID int64) (*LearnerRow, error) {
+	ctx := c.Request().Context()
+	ln, err := s.store.WorkshopLearner(ctx, w.ID, userID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, apiError(http.StatusNotFound, "no such learner in this workshop")
+	}
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.loadBoardData(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	return s.learnerRow(c, d, ln), nil
+}
+
+func (s *Server) apiBoard(c echo.Context) error {
+	w, err := s.staffWorkshop(c)
+	if err != nil {
+		return err
+	}
+	b, err := s.board(c, w)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, b)
+}
+
+func (s *Server) apiWorkshopLearner(c echo.Context) error {
+	w, err := s.staffWorkshop(c)
+	if err != nil {
+		return err
+	}
+	id, err := learnerID(c)
+	if err != nil {
+		return err
+	}
+	row, err := s.oneLearnerRow(c, w, id)
+	if err != nil {
+		return err
+	}
+	row.Nodes = []string{}
+	if row.SessionID != "" {
+		if sb, err := s.store.SandboxOf(c.Request().Context(), uuid.MustParse(row.SessionID)); err == nil {
+			for _, n := range nodeViews(sb.Nodes) {
+				row.Nodes = append(row.Nodes, n.Alias)
+			}
+		}
+	}
+	return c.JSON(http.StatusOK, row)
+}
+
+// learnerChanged tells the workshop's boards that a learner's row changed.
+func (s *Server) learnerChanged(workshop, userID int64) {
+	s.wsHub.publish(workshop, "learner", userID)
+}
+
+// apiWorkshopEvents streams the board: the whole board first and every
+// 5 s, a learner's row when it changes, the workshop when it changes.
+func (s *Server) apiWorkshopEvents(c echo.Context) error {
+	w, err := s.staffWorkshop(c)
+	if err != nil {
+		return err
+	}
+	release, err := s.streams.acquire(currentUser(c).ID)
+	if err != nil {
+		return err
+	}
+	defer release()
+	deadline := streamDeadlines(c)
+	events, cancel := s.wsHub.subscribe(w.ID)
+	defer cancel()
+	b, err := s.board(c, w)
+	if err != nil {
+		return err
+	}
+	res := c.Response()
+	res.Header().Set("Content-Type", "text/event-stream")
+	res.Header().Set("Cache-Control", "no-cache")
+	res.Header().Set("X-Accel-Buffering", "no")
+	res.WriteHeader(http.StatusOK)
+	write := func(typ string, data any) error {
+		raw, err := json.Marshal(data)
+		if err != nil {
+			return err
+		}
+		deadline()
+		if _, err := fmt.Fprintf(res, "event: %s\ndata: %s\n\n", typ, raw); err != nil {
+			return err
+		}
+		res.Flush()
+		return nil
+	}
+	if write("board", b) != nil {
+		return nil
+	}
+	tick := time.NewTicker(5 * time.Second)
+	defer tick.Stop()
+	ctx := c.Request().Context()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.closing:
+			return nil
+		case e := <-events:
+			switch e.Type {
+			case "learner":
+				row, err := s.oneLearnerRow(c, w, e.Data.(int64))
+				if err != nil {
+					continue
+				}
+				if write("learner", row) != nil {
+					return nil
+				}
+			case "ended":
+				_ = write("ended", e.Data)
+				return nil
+			default:
+				if write(e.Type, e.Data) != nil {
+					return nil
+				}
+			}
+		case <-tick.C:
+			nw, err := s.store.WorkshopByID(ctx, w.ID)
+			if err != nil {
+				continue
+			}
+			w = nw
+			b, err := s.board(c, w)
+			if err != nil {
+				continue
+			}
+			if write("board", b) != nil {
+				return nil
+			}
+		}
+	}
+}
+
+// --- joining ---
+
+type joinRequest struct {
+	Code string `json:"code"`
+	Name string `json:"name"`
+}
+
+// JoinView is what POST /api/join answers.
+type JoinView struct {
+	Workshop  *WorkshopView `json:"workshop"`
+	Session   *SessionView  `json:"session"`
+	Guest     bool          `json:"guest"`
+	CSRFToken string        `json:"csrfToken"`
+	Token     string        `json:"token,omitempty"`
+}
+
+// joinErr is why a join was refused; nothing was written.
+func joinErr(status int, format string, a ...any) error {
+	return apiError(status, fmt.Sprintf(format, a...))
+}
+
+// workshopForJoin finds an open workshop by code, or says why it cannot be
+// joined.
+func (s *Server) workshopForJoin(ctx context.Context, code string) (*store.Workshop, error) {
+	code = normalizeCode(code)
+	if code == "" {
+		return nil, joinErr(http.StatusBadRequest, `send the workshop's join code ("code"), as your instructor gave it`)
+	}
+	if len(code) > 20 {
+		return nil, joinErr(http.StatusNotFound, "no workshop has that code; check it with your instructor")
+	}
+	w, err := s.store.WorkshopByCode(ctx, code)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, joinErr(http.StatusNotFound, "no workshop has the code %s; check it with your instructor (codes have letters and digits, no 0, O, 1, I or l)", code)
+	}
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	switch w.State(now) {
+	case store.WorkshopEnded:
+		return nil, joinErr(http.StatusGone, "the workshop %q has ended; its results are kept, but it takes no learners", w.Title)
+	case store.WorkshopScheduled, store.WorkshopPreparing:
+		return nil, joinErr(http.StatusConflict, "the workshop %q has not started yet: it opens at %s; join then", w.Title, w.StartsAt.UTC().Format("2006-01-02 15:04 UTC"))
+	}
+	return w, nil
+}
+
+// join seats the current user (or a new guest) in the workshop and starts
+// their session of its first lab not done yet. It returns the user, the
+// session, and whether a guest was created (the caller signs them in).
+func (s *Server) join(c echo.Context, code, name string) (*store.Workshop, *store.User, *store.LabSession, bool, error) {
+	ctx := c.Request().Context()
+	w, err := s.workshopForJoin(ctx, code)
+	if err != nil {
+		return nil, nil, nil, false, err
+	}
+	u := currentUser(c)
+	name = strings.TrimSpace(name)
+	if utf8.RuneCountInString(name) > 60 {
+		return nil, nil, nil, false, joinErr(http.StatusBadRequest, "the name can have at most 60 characters")
+	}
+	var guest *store.Guest
+	switch {
+	case u == nil && !w.Guests:
+		return nil, nil, nil, false, joinErr(http.StatusUnauthorized, "the workshop %q needs an account: sign in (or sign up), then join with the code again", w.Title)
+	case u == nil:
+		if name == "" {
+			return nil, nil, nil, false, joinErr(http.StatusBadRequest, `send your name ("name") as the instructor should see it`)
+		}
+		guest = &store.Guest{Email: "guest-" + strings.ToLower(randomToken(9)) + "@guests.podpath.invalid", Name: name}
+	case u.GuestWorkshop != 0 && u.GuestWorkshop != w.ID:
+		return nil, nil, nil, false, joinErr(http.StatusForbidden, "you are signed in as a guest of another workshop; a guest belongs to one workshop: sign out, then join this one")
+	default:
+		if name == "" {
+			name = u.Name
+		}
+	}
+	var uid int64
+	if u != nil {
+		uid = u.ID
+	}
+	ln, gu, joined, err := s.store.JoinWorkshop(ctx, w.ID, uid, name, guest)
+	if errors.Is(err, store.ErrWorkshopFull) {
+		return nil, nil, nil, false, joinErr(http.StatusConflict, "every seat of the workshop %q is taken (%d seats); ask the instructor", w.Title, w.Seats)
+	}
+	if err != nil {
+		return nil, nil, nil, false, err
+	}
+	if gu != nil {
+		u = gu
+	}
+	if joined {
+		s.log.Info("learner joined a workshop", "workshop", w.ID, "user", ln.UserID, "guest", gu != nil)
+	}
+	sess, err := s.workshopSession(ctx, w, u)
+	s.learnerChanged(w.ID, u.ID)
+	return w, u, sess, gu != nil, err
+}
+
+// workshopSession returns the learner's active session of the workshop, or
+// starts one of the first lab they have not had a session of.
+func (s *Server) workshopSession(ctx context.Context, w *store.Workshop, u *store.User) (*store.LabSession, error) {
+	if active, err := s.store.ActiveLabSession(ctx, u.ID); err == nil {
+		if active.WorkshopID != nil && *active.WorkshopID == w.ID {
+			return active, nil
+		}
+		return nil, &apiErr{Status: http.StatusConflict,
+			Message: fmt.Sprintf("you have a seat in %q, and an active session of lab %s outside it: end that session (DELETE /api/sessions/%s), then join again", w.Title, active.LabID, active.ID),
+			Extra:   map[string]any{"activeSession": map[string]string{"id": active.ID.String(), "labId": active.LabID}}}
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	had := map[string]bool{}
+	if sessions, err := s.store.WorkshopSessions(ctx, w.ID); err == nil {
+		for _, x := range sessions {
+			if x.UserID == u.ID {
+				had[x.LabID] = true
+			}
+		}
+	}
+	labID := w.LabIDs[0]
+	for _, id := range w.LabIDs {
+		if !had[id] {
+			labID = id
+			break
+		}
+	}
+	l, err := s.findLab(labID)
+	if err != nil {
+		return nil, err
+	}
+	return s.startInWorkshop(ctx, w, u.ID, l)
+}
+
+func (s *Server) startInWorkshop(ctx context.Context, w *store.Workshop, userID int64, l *labs.Lab) (*store.LabSession, error) {
+	return s.engine.Start(ctx, userID, l, session.WithWorkshop(w.ID), session.WithLifetime(time.Until(w.EndsAt)))
+}
+
+// workshopStartOptions makes a start of lab part of a workshop the user has
+// a seat in and that is open and has the lab; a guest may start only their
+// workshop's labs.
+func (s *Server) workshopStartOptions(ctx context.Context, u *store.User, l *labs.Lab) ([]session.StartOption, error) {
+	ws, err := s.store.UserWorkshops(ctx, u.ID)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	for _, w := range ws {
+		if w.State(now) != store.WorkshopOpen {
+			continue
+		}
+		for _, id := range w.LabIDs {
+			if id == l.ID {
+				return []session.StartOption{session.WithWorkshop(w.ID), session.WithLifetime(time.Until(w.EndsAt))}, nil
+			}
+		}
+	}
+	if u.GuestWorkshop != 0 {
+		return nil, apiError(http.StatusForbidden, "as a guest of a workshop you can take its labs only; lab "+l.ID+" is not one of them")
+	}
+	return nil, nil
+}
+
+func (s *Server) apiJoin(c echo.Context) error {
+	if err := checkAPICSRF(c); err != nil {
+		return err
+	}
+	var req joinRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	w, u, sess, guest, err := s.join(c, req.Code, req.Name)
+	if err != nil && u == nil {
+		return err
+	}
+	out := JoinView{Workshop: s.workshopView(c, w, false), Guest: guest}
+	if guest {
+		token, terr := s.startWebSession(c, u)
+		if terr != nil {
+			return terr
+		}
+		ws, terr := s.store.WebSessionByToken(c.Request().Context(), hashToken(token))
+		if terr != nil {
+			return terr
+		}
+		out.Token, out.CSRFToken = token, ws.CSRFToken
+	} else if ws := currentWebSession(c); ws != nil {
+		out.CSRFToken = ws.CSRFToken
+	}
+	if err != nil {
+		return err // seated, but no session (an active one elsewhere)
+	}
+	v, err := s.sessionView(c, sess)
+	if err != nil {
+		return err
+	}
+	out.Session = v
+	return c.JSON(http.StatusOK, out)
+}
+
+// --- learner side ---
+
+// SessionWorkshop is what a workshop session's page shows of its workshop.
+type SessionWorkshop struct {
+	ID        int64          `json:"id"`
+	Title     string         `json:"title"`
+	Broadcast *BroadcastView `json:"broadcast"`
+	Hand      bool           `json:"hand"`
+	Takeover  *TakeoverRef   `json:"takeover"`
+}
+
+func (s *Server) sessionWorkshop(ctx context.Context, sess *store.LabSession) *SessionWorkshop {
+	if sess.WorkshopID == nil {
+		return nil
+	}
+	w, err := s.store.WorkshopByID(ctx, *sess.WorkshopID)
+	if err != nil {
+		return nil
+	}
+	out := &SessionWorkshop{ID: w.ID, Title: w.Title, Broadcast: broadcastView(w)}
+	if ln, err := s.store.WorkshopLearner(ctx, w.ID, sess.UserID); err == nil {
+		out.Hand = ln.HandAt != nil
+	}
+	if t := s.wsHub.takeover(sess.ID); t != nil {
+		out.Takeover = &TakeoverRef{Instructor: t.rec.Instructor, Since: t.rec.StartedAt}
+	}
+	return out
+}
+
+type handRequest struct {
+	Raised bool `json:"raised"`
+}
+
+func (s *Server) apiHand(c echo.Context) error {
+	sess, err := s.activeSession(c)
+	if err != nil {
+		return err
+	}
+	if sess.WorkshopID == nil {
+		return apiError(http.StatusConflict, "this session is not part of a workshop: there is nobody to ask")
+	}
+	var req handRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	if err := s.store.SetHand(c.Request().Context(), *sess.WorkshopID, sess.UserID, req.Raised); err != nil {
+		return err
+	}
+	s.engine.Publish(sess.ID, "hand", map[string]bool{"raised": req.Raised})
+	s.learnerChanged(*sess.WorkshopID, sess.UserID)
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) apiEndTakeover(c echo.Context) error {
+	sess, err := s.activeSession(c)
+	if err != nil {
+		return err
+	}
+	if s.wsHub.endTakeovers(sess.ID, "learner") == 0 {
+		return apiError(http.StatusConflict, "nobody is typing in your terminal")
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// --- for the whole class ---
+
+type broadcastRequest struct {
+	Message string `json:"message"`
+}
+
+func (s *Server) apiBroadcast(c echo.Context) error {
+	w, err := s.staffWorkshop(c)
+	if err != nil {
+		return err
+	}
+	var req broadcastRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	msg := strings.TrimSpace(req.Message)
+	if utf8.RuneCountInString(msg) > 1000 {
+		return apiError(http.StatusBadRequest, "a broadcast can have at most 1000 characters")
+	}
+	ctx := c.Request().Context()
+	if err := s.store.SetBroadcast(ctx, w.ID, msg); err != nil {
+		return err
+	}
+	w, err = s.store.WorkshopByID(ctx, w.ID)
+	if err != nil {
+		return err
+	}
+	sessions, err := s.store.WorkshopSessions(ctx, w.ID)
+	if err != nil {
+		return err
+	}
+	data := map[string]any{"message": msg, "at": time.Now()}
+	for _, sess := range sessions {
+		if sess.State == store.SessionActive {
+			s.engine.Publish(sess.ID, "broadcast", data)
+		}
+	}
+	s.wsHub.publish(w.ID, "workshop", s.workshopView(c, w, true))
+	return c.NoContent(http.StatusNoContent)
+}
+
+type extendRequest struct {
+	Minutes int `json:"minutes"`
+}
+
+func (s *Server) apiExtendWorkshop(c echo.Context) error {
+	w, err := s.staffWorkshop(c)
+	if err != nil {
+		return err
+	}
+	req := extendRequest{Minutes: 15}
+	if c.Request().ContentLength != 0 {
+		if err := bindJSON(c, &req); err != nil {
+			return err
+		}
+	}
+	if req.Minutes < 1 || req.Minutes > 24*60 {
+		return apiError(http.StatusBadRequest, `"minutes" must be from 1 to 1440`)
+	}
+	n, err := s.store.ExtendWorkshopSessions(c.Request().Context(), w.ID, time.Duration(req.Minutes)*time.Minute)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]int64{"extended": n})
+}
+
+type resetRequest struct {
+	FromStep string `json:"fromStep"`
+}
+
+// apiResetLearner gives a learner a fresh cluster of the lab they are on
+// (or were on last); the progress on steps before fromStep is kept.
+func (s *Server) apiResetLearner(c echo.Context) error {
+	w, err := s.staffWorkshop(c)
+	if err != nil {
+		return err
+	}
+	if w.Ended(time.Now()) {
+		return apiError(http.StatusGone, "the workshop has ended")
+	}
+	id, err := learnerID(c)
+	if err != nil {
+		return err
+	}
+	var req resetRequest
+	if c.Request().ContentLength != 0 {
+		if err := bindJSON(c, &req); err != nil {
+			return err
+		}
+	}
+	ctx := c.Request().Context()
+	if _, err := s.store.WorkshopLearner(ctx, w.ID, id); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return apiError(http.StatusNotFound, "no such learner in this workshop")
+		}
+		return err
+	}
+	sessions, err := s.store.WorkshopSessions(ctx, w.ID)
+	if err != nil {
+		return err
+	}
+	var last *store.LabSession
+	for _, sess := range sessions {
+		if sess.UserID == id {
+			last = sess
+		}
+	}
+	if last == nil {
+		return apiError(http.StatusConflict, "this learner has no session yet: nothing to reset")
+	}
+	l, err := s.findLab(last.LabID)
+	if err != nil {
+		return err
+	}
+	var keep []string
+	if req.FromStep != "" {
+		labID, stepID, _ := strings.Cut(req.FromStep, "/")
+		if labID != l.ID || l.Step(stepID) == nil {
+			var keys []string
+			for _, st := range l.Steps {
+				keys = append(keys, l.ID+"/"+st.ID)
+			}
+			return apiError(http.StatusBadRequest, fmt.Sprintf(`"fromStep" %.80q is not a step of lab %s, the learner's; send "" (reset all progress) or one of: %s`,
+				req.FromStep, l.ID, strings.Join(keys, ", ")))
+		}
+		for _, st := range l.Steps {
+			if st.ID == stepID {
+				break
+			}
+			keep = append(keep, st.ID)
+		}
+	}
+	if last.State == store.SessionActive {
+		s.wsHub.endTakeovers(last.ID, "server")
+		if err := s.engine.End(ctx, last, "reset by the instructor"); err != nil {
+			return err
+		}
+	}
+	fresh, err := s.startInWorkshop(ctx, w, id, l)
+	if err != nil {
+		return err
+	}
+	if err := s.store.CopyProgress(ctx, last.ID, fresh.ID, keep); err != nil {
+		return err
+	}
+	s.log.Info("learner reset", "workshop", w.ID, "learner", id, "from", req.FromStep, "session", fresh.ID)
+	s.learnerChanged(w.ID, id)
+	row, err := s.oneLearnerRow(c, w, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, row)
+}
+
+func (s *Server) apiEndWorkshop(c echo.Context) error {
+	w, err := s.staffWorkshop(c)
+	if err != nil {
+		return err
+	}
+	if err := s.endWorkshop(c.Request().Context(), w, "the instructor ended the workshop"); err != nil {
+		return err
+	}
+	w, err = s.store.WorkshopByID(c.Request().Context(), w.ID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, s.workshopView(c, w, true))
+}
+
+// endWorkshop marks it ended, drops its prepared clusters and ends every
+// session of it (their clusters are deleted; results stay).
+func (s *Server) endWorkshop(ctx context.Context, w *store.Workshop, reason string) error {
+	if err := s.store.EndWorkshop(ctx, w.ID); err != nil {
+		return err
+	}
+	s.engine.Prepare(w.ID, 0, 0)
+	sessions, err := s.store.WorkshopSessions(ctx, w.ID)
+	if err != nil {
+		return err
+	}
+	var firstErr error
+	for _, sess := range sessions {
+		if sess.State != store.SessionActive {
+			continue
+		}
+		s.wsHub.endTakeovers(sess.ID, "server")
+		if err := s.engine.End(ctx, sess, reason); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	s.log.Info("workshop ended", "workshop", w.ID, "reason", reason)
+	s.wsHub.publish(w.ID, "ended", map[string]string{"reason": reason})
+	return firstErr
+}
+
+// tickWorkshops prepares the clusters of workshops in their prepare window
+// and ends those whose time is up. The server runs it every few seconds.
+func (s *Server) tickWorkshops(ctx context.Context) {
+	list, err := s.store.LiveWorkshops(ctx)
+	if err != nil {
+		s.log.Warn("workshops", "err", err)
+		return
+	}
+	now := time.Now()
+	for _, w := range list {
+		switch w.State(now) {
+		case store.WorkshopEnded:
+			if err := s.endWorkshop(ctx, w, "the workshop's time is up"); err != nil {
+				s.log.Warn("end workshop", "workshop", w.ID, "err", err)
+			}
+		case store.WorkshopPreparing, store.WorkshopOpen:
+			// Keep prepared clusters for the seats not yet taken, up to
+			// the number asked for.
+			n := min(w.Prepare-w.Learners, w.Seats-w.Learners)
+			s.engine.Prepare(w.ID, s.workshopWorkers(w), max(0, n))
+		default:
+			s.engine.Prepare(w.ID, 0, 0)
+		}
+	}
+}
+
+func (s *Server) runWorkshops(ctx context.Context) {
+	t := time.NewTicker(s.cfg.ReapInterval)
+	defer t.Stop()
+	for {
+		s.tickWorkshops(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.closing:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// --- results ---
+
+// ResultRow is one learner's result on one step.
+type ResultRow struct {
+	Learner           string     `json:"learner"`
+	LearnerID         int64      `json:"learnerId"`
+	Guest             bool       `json:"guest"`
+	Lab               string     `json:"lab"`
+	Step              string     `json:"step"`
+	StepTitle         string     `json:"stepTitle"`
+	Status            string     `json:"status"`
+	Passed            bool       `json:"passed"`
+	Attempts          int        `json:"attempts"`
+	FailedAttempts    int        `json:"failedAttempts"`
+	TimeToPassSeconds *int       `json:"timeToPassSeconds"`
+	Skipped           bool       `json:"skipped"`
+	Hints             int        `json:"hints"`
+	At                *time.Time `json:"at"`
+}
+
+func (s *Server) results(c echo.Context) (*store.Workshop, []ResultRow, error) {
+	w, err := s.staffWorkshop(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := s.board(c, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []ResultRow
+	for _, ln := range b.Learners {
+		for _, st := range b.Steps {
+			cell := ln.Cells[st.Key]
+			if cell == nil {
+				continue
+			}
+			out = append(out, ResultRow{Learner: ln.Name, LearnerID: ln.ID, Guest: ln.Guest, Lab: st.Lab, Step: st.Step, StepTitle: st.Title,
+				Status: cell.Status, Passed: cell.Status == store.StepPassed, Attempts: cell.Attempts, FailedAttempts: cell.Failed,
+				TimeToPassSeconds: cell.TimeToPassSeconds, Skipped: cell.Status == store.StepSkipped, Hints: cell.Hints, At: cell.At})
+		}
+	}
+	return w, out, nil
+}
+
+func (s *Server) apiResultsJSON(c echo.Context) error {
+	w, rows, err := s.results(c)
+	if err != nil {
+		return err
+	}
+	if rows == nil {
+		rows = []ResultRow{}
+	}
+	c.Response().Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="workshop-%d-results.json"`, w.ID))
+	return c.JSON(http.StatusOK, map[string]any{"workshop": map[string]any{"id": w.ID, "title": w.Title}, "results": rows})
+}
