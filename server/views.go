@@ -20,13 +20,16 @@ type UserView struct {
 	Name      string    `json:"name"`
 	Role      string    `json:"role"`
 	CreatedAt time.Time `json:"createdAt"`
+	// GuestWorkshop is the workshop a guest joined (guests have no
+	// password and reach that workshop's labs only).
+	GuestWorkshop int64 `json:"guestWorkshop,omitempty"`
 }
 
 func userView(u *store.User) *UserView {
 	if u == nil {
 		return nil
 	}
-	return &UserView{ID: u.ID, Email: u.Email, Name: u.Name, Role: u.Role, CreatedAt: u.CreatedAt}
+	return &UserView{ID: u.ID, Email: u.Email, Name: u.Name, Role: u.Role, CreatedAt: u.CreatedAt, GuestWorkshop: u.GuestWorkshop}
 }
 
 // AttemptView is one press of Check (or Skip) with each check's result.

@@ -626,3 +626,105 @@ func TestWorkshopClass(t *testing.T) {
 		t.Fatalf("joining an ended workshop: %d %s", r.status, r.body)
 	}
 }
+
+// A workshop is in Postgres: after a restart its code, learners and board
+// are there, and its prepared clusters are found again, still the
+// workshop's, without being created anew.
+func TestWorkshopSurvivesRestart(t *testing.T) {
+	fake := fakesandbox.New()
+	cfg := workshopConfig(t)
+	e := startServer(t, cfg, fake)
+	now := time.Now()
+	grace := e.instructor(t, "grace@example.com")
+	body := workshopBody("Class", now.Add(-time.Minute), now.Add(time.Hour), 4, true)
+	body["prepare"] = 3
+	w := grace.createWorkshop(t, body)
+	ada := newClient(t, e.url)
+	if r, _ := ada.join(w.Code, "Ada"); r.status != 200 {
+		t.Fatalf("join: %d %s", r.status, r.body)
+	}
+	// One seat taken of three prepared: two are kept ready.
+	waitPrepared(t, grace, w.ID, 2)
+	creates := len(fake.Creates())
+	e.stop()
+
+	e2 := startServer(t, cfg, fake)
+	grace.base, ada.base = e2.url, e2.url
+	var after workshopView
+	grace.do("GET", "/api/workshops/"+itoa(w.ID), nil).json(t, &after)
+	if after.Code != w.Code || after.Learners != 1 {
+		t.Fatalf("after a restart: %+v", after)
+	}
+	waitPrepared(t, grace, w.ID, 2)
+	if n := len(fake.Creates()); n != creates {
+		t.Fatalf("%d clusters created after the restart; the prepared ones should have been found again", n-creates)
+	}
+	var b server.BoardView
+	grace.do("GET", "/api/workshops/"+itoa(w.ID)+"/board", nil).json(t, &b)
+	if len(b.Learners) != 1 || b.Learners[0].Name != "Ada" || b.Learners[0].SessionID == "" {
+		t.Fatalf("the board after a restart: %+v", b.Learners)
+	}
+	// The guest's cookie still works, for their own session only.
+	if me(t, ada).GuestWorkshop != w.ID {
+		t.Fatal("the guest is not bound to the workshop after a restart")
+	}
+}
+
+func waitPrepared(t *testing.T, c *client, id int64, ready int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var v workshopView
+		c.do("GET", "/api/workshops/"+itoa(id), nil).json(t, &v)
+		if v.Clusters != nil && v.Clusters.Ready == ready && v.Clusters.Creating == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("prepared clusters: %+v, want %d ready", v.Clusters, ready)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// When its time is up a workshop ends by itself: its sessions end, their
+// clusters and the prepared ones are deleted, joining is refused.
+func TestWorkshopTimeUp(t *testing.T) {
+	fake := fakesandbox.New()
+	e := startServer(t, workshopConfig(t), fake)
+	ctx := context.Background()
+	now := time.Now()
+	grace := e.instructor(t, "grace@example.com")
+	body := workshopBody("Short", now.Add(-time.Minute), now.Add(4*time.Second), 3, true)
+	body["prepare"] = 2
+	w := grace.createWorkshop(t, body)
+	ada := newClient(t, e.url)
+	r, j := ada.join(w.Code, "Ada")
+	if r.status != 200 {
+		t.Fatalf("join: %d %s", r.status, r.body)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		sess, err := e.store.LabSession(ctx, mustUUID(t, j.Session.ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sess.State == store.SessionEnded && len(fake.Clusters()) == 0 {
+			if sess.EndReason == nil || !strings.Contains(*sess.EndReason, "time is up") {
+				t.Fatalf("end reason %v", sess.EndReason)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("30 s after the workshop's end: session %s, clusters %v", sess.State, fake.Clusters())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	var v workshopView
+	grace.do("GET", "/api/workshops/"+itoa(w.ID), nil).json(t, &v)
+	if v.State != store.WorkshopEnded {
+		t.Fatalf("state %s after its end", v.State)
+	}
+	if r, _ := newClient(t, e.url).join(w.Code, "Late"); r.status != 410 {
+		t.Fatalf("join after the end: %d", r.status)
+	}
+}

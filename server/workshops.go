@@ -1002,7 +1002,14 @@ func (s *Server) workshopSession(ctx context.Context, w *store.Workshop, u *stor
 }
 
 func (s *Server) startInWorkshop(ctx context.Context, w *store.Workshop, userID int64, l *labs.Lab) (*store.LabSession, error) {
-	return s.engine.Start(ctx, userID, l, session.WithWorkshop(w.ID), session.WithLifetime(time.Until(w.EndsAt)))
+	return s.engine.Start(ctx, userID, l, session.WithWorkshop(w.ID), session.WithLifetime(workshopLifetime(w)))
+}
+
+// workshopLifetime is how long a session of the workshop may last: until
+// the workshop's end, which ends it (and says so); the few minutes more
+// are for a server that was down at that moment.
+func workshopLifetime(w *store.Workshop) time.Duration {
+	return time.Until(w.EndsAt) + 2*time.Minute
 }
 
 // workshopStartOptions makes a start of lab part of a workshop the user has
@@ -1014,17 +1021,22 @@ func (s *Server) workshopStartOptions(ctx context.Context, u *store.User, l *lab
 		return nil, err
 	}
 	now := time.Now()
+	var closed *store.Workshop
 	for _, w := range ws {
-		if w.State(now) != store.WorkshopOpen {
-			continue
-		}
 		for _, id := range w.LabIDs {
-			if id == l.ID {
-				return []session.StartOption{session.WithWorkshop(w.ID), session.WithLifetime(time.Until(w.EndsAt))}, nil
+			if id != l.ID {
+				continue
 			}
+			if w.State(now) == store.WorkshopOpen {
+				return []session.StartOption{session.WithWorkshop(w.ID), session.WithLifetime(workshopLifetime(w))}, nil
+			}
+			closed = w
 		}
 	}
-	if u.GuestWorkshop != 0 {
+	switch {
+	case u.GuestWorkshop != 0 && closed != nil:
+		return nil, apiError(http.StatusGone, fmt.Sprintf("the workshop %q is not open (it is %s): as its guest you can take its labs only while it is", closed.Title, closed.State(now)))
+	case u.GuestWorkshop != 0:
 		return nil, apiError(http.StatusForbidden, "as a guest of a workshop you can take its labs only; lab "+l.ID+" is not one of them")
 	}
 	return nil, nil
