@@ -123,3 +123,21 @@ func TestUserCreateFirstAdmin(t *testing.T) {
 		t.Errorf("--if-no-admin without --admin: %d %s", code, errOut)
 	}
 }
+
+// An admin makes an account an instructor (who runs workshops).
+func TestUserRole(t *testing.T) {
+	db := []string{"DATABASE_URL=" + testenv.Postgres(t), "PODPATH_PASSWORD=a good password"}
+	if _, errOut, code := podpath(t, db, "user", "create", "--email", "grace@example.com"); code != 0 {
+		t.Fatalf("create: %d %s", code, errOut)
+	}
+	out, errOut, code := podpath(t, db, "user", "role", "--email", "Grace@example.com", "--role", "instructor")
+	if code != 0 || out != "grace@example.com is now instructor (was learner)\n" {
+		t.Fatalf("role: %d %q %s", code, out, errOut)
+	}
+	if _, errOut, code = podpath(t, db, "user", "role", "--email", "grace@example.com", "--role", "teacher"); code != 1 || !strings.Contains(errOut, "learner, instructor or admin") {
+		t.Errorf("a bad role: %d %s", code, errOut)
+	}
+	if _, errOut, code = podpath(t, db, "user", "role", "--email", "nobody@example.com", "--role", "admin"); code != 1 || !strings.Contains(errOut, "no account has email nobody@example.com") {
+		t.Errorf("an unknown email: %d %s", code, errOut)
+	}
+}

@@ -381,6 +381,13 @@ func (s *Server) sessionView(c echo.Context, sess *store.LabSession) (*SessionVi
 		v.Steps = append(v.Steps, ss)
 	}
 	v.Summary = labSummary(l, s.labs, statuses, sess.CreatedAt, lg)
+	if v.Summary != nil && v.Workshop != nil {
+		// A workshop's lab leads to the workshop's next lab, not the catalog's.
+		v.Summary.Next = nil
+		if next := s.workshopNext(v.Workshop, l); next != nil {
+			v.Summary.Next = &NextLabView{ID: next.ID, Order: next.Order, Title: next.Title.In(lg), Summary: next.Summary.In(lg)}
+		}
+	}
 	return v, nil
 }
 

@@ -76,7 +76,7 @@ var messages = map[string]map[string]string{
 
 		// Workshops: the instructor's pages, the learner's side of the lab page, joining.
 		"wsnav":             "Workshops",
-		"wsneedinstructor":  "Workshops are run by instructors. An admin can create an instructor account for you with podpath user create --email you@example.com --role instructor.",
+		"wsneedinstructor":  "Workshops are run by instructors. An admin can make your account one with podpath user role --email you@example.com --role instructor.",
 		"wsnotfound":        "No such workshop.",
 		"wsnolearner":       "No such learner in this workshop.",
 		"wsmine":            "My workshops",
@@ -244,7 +244,7 @@ var messages = map[string]map[string]string{
 
 		// 工作坊。
 		"wsnav":             "工作坊",
-		"wsneedinstructor":  "工作坊由讲师开设。管理员可以用 podpath user create --email you@example.com --role instructor 为你创建一个讲师账号。",
+		"wsneedinstructor":  "工作坊由讲师开设。管理员可以用 podpath user role --email you@example.com --role instructor 把你的账号设为讲师。",
 		"wsnotfound":        "没有这个工作坊。",
 		"wsnolearner":       "这个工作坊里没有这位学员。",
 		"wsmine":            "我的工作坊",

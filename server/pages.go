@@ -244,7 +244,11 @@ func (s *Server) pageSession(c echo.Context) error {
 		}
 	}
 	var next *LabView
-	if n := nextLab(l, s.labs); n != nil {
+	n := nextLab(l, s.labs)
+	if w := s.sessionWorkshop(c.Request().Context(), sess); w != nil {
+		n = s.workshopNext(w, l) // a workshop's lab leads to the workshop's next
+	}
+	if n != nil {
 		v := labView(n, lg)
 		next = &v
 	}

@@ -728,3 +728,61 @@ func TestWorkshopTimeUp(t *testing.T) {
 		t.Fatalf("join after the end: %d", r.status)
 	}
 }
+
+// A workshop's lab, done, leads to the workshop's next lab (not the
+// catalog's), and the workshop's last lab to none; starting it from there
+// keeps it in the workshop.
+func TestWorkshopNextLab(t *testing.T) {
+	e := startServer(t, workshopConfig(t), fakesandbox.New())
+	ctx := context.Background()
+	now := time.Now()
+	grace := e.instructor(t, "grace@example.com")
+	body := workshopBody("Order", now.Add(-time.Minute), now.Add(time.Hour), 3, true)
+	body["labs"] = []string{"cgroups", "yaml-to-process"}
+	w := grace.createWorkshop(t, body)
+	ada := newClient(t, e.url)
+	_, j := ada.join(w.Code, "Ada")
+	if j.Session == nil || j.Session.LabID != "cgroups" {
+		t.Fatalf("join: %+v", j)
+	}
+	finish := func(id, lab string) {
+		var l struct{ Steps []struct{ ID string } }
+		ada.do("GET", "/api/labs/"+lab, nil).json(t, &l)
+		for _, st := range l.Steps {
+			if err := e.store.RecordAttempt(ctx, &store.Attempt{LabSessionID: mustUUID(t, id), StepID: st.ID, Kind: store.AttemptCheck, Passed: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	finish(j.Session.ID, "cgroups")
+	var v struct {
+		Summary *struct{ Next *struct{ ID string } }
+	}
+	ada.do("GET", "/api/sessions/"+j.Session.ID, nil).json(t, &v)
+	if v.Summary == nil || v.Summary.Next == nil || v.Summary.Next.ID != "yaml-to-process" {
+		t.Fatalf("the end of the workshop's first lab offers %+v, want yaml-to-process", v.Summary)
+	}
+	_, html := ada.page("/sessions/" + j.Session.ID)
+	if !strings.Contains(html, `action="/labs/yaml-to-process/start"`) {
+		t.Fatal("the lab page's end does not offer the workshop's next lab")
+	}
+	ada.do("DELETE", "/api/sessions/"+j.Session.ID, nil)
+	r := ada.do("POST", "/api/labs/yaml-to-process/sessions", nil)
+	if r.status != 201 {
+		t.Fatalf("start the next lab: %d %s", r.status, r.body)
+	}
+	var next struct{ ID string }
+	r.json(t, &next)
+	sess, _ := e.store.LabSession(ctx, mustUUID(t, next.ID))
+	if sess.WorkshopID == nil || *sess.WorkshopID != w.ID {
+		t.Fatal("the next lab's session is not the workshop's")
+	}
+	finish(next.ID, "yaml-to-process")
+	var last struct {
+		Summary *struct{ Next *struct{ ID string } }
+	}
+	ada.do("GET", "/api/sessions/"+next.ID, nil).json(t, &last)
+	if last.Summary == nil || last.Summary.Next != nil {
+		t.Fatalf("the workshop's last lab offers %+v, want none", last.Summary)
+	}
+}

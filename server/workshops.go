@@ -1012,6 +1012,16 @@ func workshopLifetime(w *store.Workshop) time.Duration {
 	return time.Until(w.EndsAt) + 2*time.Minute
 }
 
+// workshopNext is the workshop's lab after l, or nil after its last.
+func (s *Server) workshopNext(w *SessionWorkshop, l *labs.Lab) *labs.Lab {
+	for i, id := range w.Labs {
+		if id == l.ID && i+1 < len(w.Labs) {
+			return labs.Find(s.labs, w.Labs[i+1])
+		}
+	}
+	return nil
+}
+
 // workshopStartOptions makes a start of lab part of a workshop the user has
 // a seat in and that is open and has the lab; a guest may start only their
 // workshop's labs.
@@ -1088,6 +1098,8 @@ type SessionWorkshop struct {
 	Broadcast *BroadcastView `json:"broadcast"`
 	Hand      bool           `json:"hand"`
 	Takeover  *TakeoverRef   `json:"takeover"`
+	// Labs are the workshop's labs in order (the lab's end offers the next).
+	Labs []string `json:"labs"`
 }
 
 func (s *Server) sessionWorkshop(ctx context.Context, sess *store.LabSession) *SessionWorkshop {
@@ -1098,7 +1110,7 @@ func (s *Server) sessionWorkshop(ctx context.Context, sess *store.LabSession) *S
 	if err != nil {
 		return nil
 	}
-	out := &SessionWorkshop{ID: w.ID, Title: w.Title, Broadcast: broadcastView(w)}
+	out := &SessionWorkshop{ID: w.ID, Title: w.Title, Broadcast: broadcastView(w), Labs: w.LabIDs}
 	if ln, err := s.store.WorkshopLearner(ctx, w.ID, sess.UserID); err == nil {
 		out.Hand = ln.HandAt != nil
 	}
