@@ -786,3 +786,50 @@ func TestWorkshopNextLab(t *testing.T) {
 		t.Fatalf("the workshop's last lab offers %+v, want none", last.Summary)
 	}
 }
+
+// A class joining at once: 12 guests race for 5 seats. Exactly 5 get a
+// seat, a session and an account; the 7 others are told it is full and
+// leave nothing behind.
+func TestWorkshopJoinRush(t *testing.T) {
+	e := startServer(t, workshopConfig(t), fakesandbox.New())
+	now := time.Now()
+	grace := e.instructor(t, "grace@example.com")
+	w := grace.createWorkshop(t, workshopBody("Rush", now.Add(-time.Minute), now.Add(time.Hour), 5, true))
+	users := countRows(t, e, "users")
+	type result struct {
+		status int
+		msg    string
+	}
+	results := make(chan result, 12)
+	for i := range 12 {
+		go func() {
+			c := newClient(t, e.url)
+			r := c.do("POST", "/api/join", map[string]string{"code": w.Code, "name": "Learner " + strconv.Itoa(i)})
+			results <- result{r.status, r.errorMessage()}
+		}()
+	}
+	seated, full := 0, 0
+	for range 12 {
+		r := <-results
+		switch {
+		case r.status == 200:
+			seated++
+		case r.status == 409 && strings.Contains(r.msg, "every seat"):
+			full++
+		default:
+			t.Errorf("a join answered %d %s", r.status, r.msg)
+		}
+	}
+	if seated != 5 || full != 7 {
+		t.Fatalf("%d seated and %d told it is full; want 5 and 7", seated, full)
+	}
+	if n := countRows(t, e, "workshop_learners"); n != 5 {
+		t.Fatalf("%d seats taken", n)
+	}
+	if n := countRows(t, e, "users") - users; n != 5 {
+		t.Fatalf("%d guest accounts made, want 5", n)
+	}
+	if n := countRows(t, e, "lab_sessions"); n != 5 {
+		t.Fatalf("%d sessions started, want 5", n)
+	}
+}
