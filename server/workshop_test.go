@@ -139,6 +139,17 @@ func TestWorkshopJoinRules(t *testing.T) {
 		t.Fatalf("end: %d %s", r.status, r.body)
 	}
 	accounts := other.createWorkshop(t, workshopBody("Accounts only", now.Add(-time.Minute), now.Add(time.Hour), 5, false))
+	// The host (4 cores, 8 GiB for clusters here) cannot hold 100 seats, and says so in numbers.
+	bigBody := workshopBody("Too big", now.Add(24*time.Hour), now.Add(25*time.Hour), 100, true)
+	delete(bigBody, "prepare")
+	big := grace.createWorkshop(t, bigBody)
+	if big.Clusters == nil || big.Clusters.Fits || !strings.Contains(big.Clusters.CapacityNote, "cannot hold the class") ||
+		!strings.Contains(big.Clusters.CapacityNote, "PODPATH_CAPACITY_MEMORY=8192 MiB") || !strings.Contains(big.Clusters.CapacityNote, "100 seats") {
+		t.Errorf("a 100-seat class on a small host: %+v", big.Clusters)
+	}
+	if big.Prepare != 70 {
+		t.Errorf("prepare defaults to %d for 100 seats, want 70", big.Prepare)
+	}
 
 	usersBefore := countRows(t, e, "users")
 	anon := newClient(t, e.url)
