@@ -65,10 +65,12 @@ func TestWorkshopInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#ws-f-labs input[value="static-pods"]`)),
 		chromedp.SetValue(chromedp.CSS(`#ws-f-seats`), "2"),
 		chromedp.SetValue(chromedp.CSS(`#ws-f-prepare`), "1"),
+		// The form proposes the next full hour; this class starts now.
+		chromedp.SetValue(chromedp.CSS(`#ws-f-starts`), time.Now().Format("2006-01-02T15:04")),
 		chromedp.Click(chromedp.CSS(`#ws-f-guests`)),
 		chromedp.Click(chromedp.CSS(`#ws-create-btn`)),
 	)
-	poll(ictx, t, "the instructor page", `/^\/workshops\/\d+$/.test(location.pathname) && document.querySelector("#ws-code") && document.querySelector("#ws-code").dataset.code`, 20*time.Second)
+	poll(ictx, t, "the instructor page", `/^\/workshops\/\d+$/.test(location.pathname) && !!document.querySelector("#ws-code") && !!document.querySelector("#ws-code").dataset.code`, 20*time.Second)
 	code, _ := chromedp.Run(ictx, chromedp.Evaluate[string](`document.querySelector("#ws-code").dataset.code`))
 	wsPath, _ := chromedp.Run(ictx, chromedp.Evaluate[string](`location.pathname`))
 	wid := strings.TrimPrefix(wsPath, "/workshops/")
@@ -125,6 +127,14 @@ func TestWorkshopInBrowser(t *testing.T) {
 	screen, _ := chromedp.Run(lctx, chromedp.Evaluate[string](term+`.innerText`))
 	ppid := regexp.MustCompile(`PP=(\d+)=PP`).FindStringSubmatch(screen)[1]
 	poll(lctx, t, "the answer box", `document.querySelector("#answer") !== null && !document.querySelector("#answer").closest("[hidden]")`, 30*time.Second)
+	// A wrong answer first, and a raised hand: the board shows the failed
+	// check with what was observed, and the hand.
+	do(lctx, t, chromedp.SetValue(chromedp.CSS(`#answer`), "1"), chromedp.Click(chromedp.CSS(`#check-btn`)))
+	poll(lctx, t, "the failed check", `document.querySelector("#check-btn").disabled === false && document.querySelector("#results").dataset.passed === "false"`, 3*time.Minute)
+	poll(ictx, t, "the failed cell on the board", `(() => { const c = document.querySelector('tr[data-learner] td.cell[data-step="static-pods/stop-kubelet"][data-status="failed"]'); return !!c && c.title.includes("The PID you typed") && c.title.includes("1"); })()`, 2*time.Second)
+	do(lctx, t, chromedp.Click(chromedp.CSS(`#hand-btn`)))
+	poll(ictx, t, "the raised hand on the board", `document.querySelector('tr[data-learner].hand') !== null`, 2*time.Second)
+	shot(ictx, t, "workshop-board-stuck")
 	do(lctx, t, chromedp.SetValue(chromedp.CSS(`#answer`), ppid), chromedp.Click(chromedp.CSS(`#check-btn`)))
 	poll(lctx, t, "the check", `document.querySelector("#check-btn").disabled === false && document.querySelector("#results").dataset.passed !== undefined && document.querySelectorAll("#results .result").length > 0`, 3*time.Minute)
 	if passed, _ := chromedp.Run(lctx, chromedp.Evaluate[bool](`document.querySelector("#results").dataset.passed === "true"`)); !passed {
@@ -171,7 +181,7 @@ func TestWorkshopInBrowser(t *testing.T) {
 	do(ictx, t, chromedp.Navigate(e.url+wsPath))
 	poll(ictx, t, "the results link", `document.querySelector("#ws-results-csv") !== null && document.querySelector("#ws-results-csv").href.endsWith("results.csv")`, 20*time.Second)
 	csvText, err := chromedp.Run(ictx, chromedp.Evaluate[string](`fetch(document.querySelector("#ws-results-csv").href).then((r) => r.text())`, chromedp.EvalAsValue, chromedp.EvalAwaitPromise))
-	if err != nil || !regexp.MustCompile(`(?m)^Ada,\d+,true,static-pods,stop-kubelet,[^\n]*,passed,true,1,0,\d+,false,`).MatchString(csvText) {
+	if err != nil || !regexp.MustCompile(`(?m)^Ada,\d+,true,static-pods,stop-kubelet,[^\n]*,passed,true,2,1,\d+,false,1,`).MatchString(csvText) {
 		t.Fatalf("results.csv (%v):\n%s", err, csvText)
 	}
 	fmt.Fprintln(testWriter{t}, "results.csv:\n"+csvText)

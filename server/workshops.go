@@ -841,6 +841,14 @@ func (s *Server) apiWorkshopEvents(c echo.Context) error {
 				if write("learner", row) != nil {
 					return nil
 				}
+				// A join or a reset changes the seats taken and the
+				// clusters handed out, too.
+				if nw, err := s.store.WorkshopByID(ctx, w.ID); err == nil {
+					w = nw
+					if write("workshop", s.workshopView(c, w, true)) != nil {
+						return nil
+					}
+				}
 			case "ended":
 				_ = write("ended", e.Data)
 				return nil

@@ -6,6 +6,9 @@
 // it (close code 4002). The page never resizes the learner's terminal.
 (function () {
   "use strict";
+  // A terminal's answer to a query: CSI ... c|R|n|t (device attributes,
+  // cursor position, status, window reports) or OSC ... BEL|ST (colours).
+  const TERMINAL_REPLY = /^\x1b(\[[?>=]?[\d;]*[cRnt]|\][\d;]+[^\x07\x1b]*(\x07|\x1b\\))$/;
   const W = window.PodpathWS;
   const T = W.T;
   const $ = (id) => document.getElementById(id);
@@ -249,6 +252,11 @@
     }
 
     term.onData((d) => {
+      // xterm.js answers queries in the output it is shown (device
+      // attributes, cursor position, colours); the learner's own terminal
+      // answered them already, and sent from here they arrive as typing
+      // ("0;276;0c" at the prompt). Only keys go to the learner's shell.
+      if (TERMINAL_REPLY.test(d)) return;
       if (mode === "control" && sockMode === "control" && ws && ws.readyState === 1) ws.send(encoder.encode(d));
     });
     return t;

@@ -69,11 +69,13 @@
       $("ws-capacity").hidden = true;
       return;
     }
-    $("ws-ready").textContent = W.fill(T.wsready, { ready: c.ready || 0, target: c.target || 0 });
-    $("ws-ready").dataset.full = String((c.ready || 0) >= (c.target || 0));
+    // A prepared cluster a learner took counts as ready: it was, in time.
+    const ready = Math.min((c.ready || 0) + (c.claimed || 0), c.target || 0);
+    $("ws-ready").textContent = W.fill(T.wsready, { ready: ready, target: c.target || 0 });
+    $("ws-ready").dataset.full = String(ready >= (c.target || 0));
     $("ws-cluster-detail").textContent = W.fill(T.wsclusterdetail, { creating: c.creating || 0, claimed: c.claimed || 0 });
     const eta = c.etaSeconds || 0;
-    $("ws-eta").textContent = eta > 0 && (c.ready || 0) < (c.target || 0) ? W.fill(T.wseta, { min: Math.max(1, Math.ceil(eta / 60)) }) : "";
+    $("ws-eta").textContent = eta > 0 && ready < (c.target || 0) ? W.fill(T.wseta, { min: Math.max(1, Math.ceil(eta / 60)) }) : "";
     const note = $("ws-capacity");
     note.textContent = c.capacityNote || "";
     note.hidden = !c.capacityNote;
