@@ -272,10 +272,12 @@ func (s *Shell) Watch() (replay []byte, output <-chan []byte, detach func()) {
 // its place.
 func (s *Shell) detachLocked(replaced bool) {
 	if s.client != nil {
-		close(s.client)
+		// detached first: a client that finds its output closed must
+		// already be able to tell it was replaced, not dropped.
 		if replaced {
 			close(s.detached)
 		}
+		close(s.client)
 		s.client, s.detached = nil, nil
 	}
 }
