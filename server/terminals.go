@@ -97,6 +97,7 @@ func (t *terminals) shell(ctx context.Context, sess *store.LabSession, sbName, n
 		return nil, err
 	}
 	sh := terminal.New(tty)
+	sh.SetSize(cols, rows)
 	slot.sh = sh
 	return sh, nil
 }

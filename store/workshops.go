@@ -274,7 +274,8 @@ type StepStat struct {
 	Failed   int
 	Skipped  bool
 	PassedAt *time.Time
-	// Hints is how many different hints the learner was shown.
+	// Hints is how many different hints (or a script's FAIL lines) the
+	// learner was shown; a probe's own error is not one.
 	Hints int
 	// LastFailedCheck and Observed are the last failed check's name and
 	// what the cluster showed.
@@ -326,7 +327,7 @@ func (s *Store) WorkshopStepStats(ctx context.Context, workshopID int64) (map[uu
 	rows, err = s.pool.Query(ctx, `
 		SELECT a.lab_session_id, a.step_id, count(DISTINCT r.feedback::text)
 		FROM check_results r JOIN check_attempts a ON a.id = r.attempt_id JOIN lab_sessions ls ON ls.id = a.lab_session_id
-		WHERE ls.workshop_id = $1 AND NOT r.passed AND r.feedback IS NOT NULL GROUP BY 1, 2`, workshopID)
+		WHERE ls.workshop_id = $1 AND NOT r.passed AND NOT r.probe_error AND r.feedback IS NOT NULL GROUP BY 1, 2`, workshopID)
 	if err != nil {
 		return nil, wrap("hint stats", err)
 	}

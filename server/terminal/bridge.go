@@ -186,7 +186,12 @@ func serve(conn *websocket.Conn, sh *Shell, node string, limits Limits, p peer) 
 		}
 	}
 
-	sendControl(Control{Type: "hello", Node: node, Replayed: len(replay), Mode: p.mode})
+	hello := Control{Type: "hello", Node: node, Replayed: len(replay), Mode: p.mode}
+	if p.mode != "" {
+		// A watcher draws the screen at the learner's size.
+		hello.Cols, hello.Rows = sh.Size()
+	}
+	sendControl(hello)
 	if len(replay) > 0 {
 		send(websocket.BinaryMessage, replay)
 	}

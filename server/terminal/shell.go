@@ -38,6 +38,8 @@ type Shell struct {
 	done     chan struct{}
 	exitCode int
 	exitErr  error
+	// cols and rows are the terminal's size as last set (SetSize, Resize).
+	cols, rows uint16
 }
 
 // Process is what a Shell runs: a terminal's bytes both ways, its size, and
@@ -300,7 +302,27 @@ func (s *Shell) Resize(cols, rows uint16) error {
 	if cols == 0 || rows == 0 || cols > MaxSize || rows > MaxSize {
 		return fmt.Errorf("cols and rows must be from 1 to %d", MaxSize)
 	}
-	return s.proc.Resize(cols, rows)
+	if err := s.proc.Resize(cols, rows); err != nil {
+		return err
+	}
+	s.SetSize(cols, rows)
+	return nil
+}
+
+// SetSize records the terminal's size (the size it was started at, or
+// resized to), which watchers are told so that they draw the learner's
+// screen as the learner sees it.
+func (s *Shell) SetSize(cols, rows uint16) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cols, s.rows = cols, rows
+}
+
+// Size is the last recorded size; 0, 0 when none was.
+func (s *Shell) Size() (cols, rows uint16) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cols, s.rows
 }
 
 // Done is closed when the shell has exited.

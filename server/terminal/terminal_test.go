@@ -582,3 +582,21 @@ drain:
 		t.Errorf("watching an exited shell replays %q, want its last output", replay)
 	}
 }
+
+// A watcher is told the learner's terminal size in its hello, so that it
+// draws the screen as the learner sees it (a full-screen program, a long
+// line); the learner's own hello carries none.
+func TestWatcherToldTheLearnersSize(t *testing.T) {
+	rg := newRig(t, DefaultLimits)
+	c := dial(t, rg.srv)
+	if h := c.hello(); h.Cols != 0 || h.Rows != 0 {
+		t.Errorf("the learner's hello carries a size: %+v", h)
+	}
+	c.control(Control{Type: "resize", Cols: 101, Rows: 31})
+	c.send("stty size\r")
+	c.waitFor("31 101")
+	w := dialMode(t, rg.srv, "watch")
+	if h := w.hello(); h.Cols != 101 || h.Rows != 31 {
+		t.Fatalf("the watcher's hello %+v, want the learner's 101x31", h)
+	}
+}
