@@ -221,6 +221,9 @@ func (s *Server) formStart(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if sess.WorkshopID != nil {
+		s.startedInWorkshop(ctx, sess)
+	}
 	return c.Redirect(http.StatusSeeOther, "/sessions/"+sess.ID.String())
 }
 

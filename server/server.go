@@ -88,8 +88,10 @@ func New(cfg Config, d Deps) (*Server, error) {
 		HibernateAfter: cfg.HibernateAfter, WarnBefore: cfg.WarnBefore, WarmPool: cfg.WarmPool,
 		ReapInterval: cfg.ReapInterval, HealthInterval: cfg.HealthInterval,
 	}, session.Deps{Store: d.Store, Sandboxes: d.Sandboxes, Labs: d.Labs, Log: d.Log})
-	s.engine.OnEnd(s.terms.closeSession)
+	// Take-overs first, so that their records say the server ended them
+	// and not the instructor whose socket the closing shell ends.
 	s.engine.OnEnd(func(id uuid.UUID) { s.wsHub.endTakeovers(id, "server") })
+	s.engine.OnEnd(s.terms.closeSession)
 	s.metrics.registry.MustRegister(s.engine.Metrics().Collectors()...)
 	s.echo = s.routes()
 	return s, nil
@@ -279,6 +281,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	s.log.Info("shutting down: finishing requests in flight")
 	s.closeOnce.Do(func() { close(s.closing) })
 	s.engine.Close() // ends event streams, cancels provisioning
+	s.wsHub.endAllTakeovers("server")
 	s.terms.closeAll()
 	shutCtx, done := context.WithTimeout(context.Background(), 20*time.Second)
 	defer done()

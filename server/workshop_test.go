@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -842,5 +843,86 @@ func TestWorkshopJoinRush(t *testing.T) {
 	}
 	if n := countRows(t, e, "lab_sessions"); n != 5 {
 		t.Fatalf("%d sessions started, want 5", n)
+	}
+}
+
+// Taking a workshop's lab again goes on where the learner was: a session
+// ended half-way (by the learner, or the server) is followed, on the next
+// join, by one of the same lab with its progress, and the board and
+// results keep every step passed. Idle, a workshop's session is not ended
+// (it hibernates); "extend everyone" moves the workshop's end too; a
+// double-clicked guest join makes one guest.
+func TestWorkshopProgressKept(t *testing.T) {
+	cfg := workshopConfig(t)
+	cfg.IdleTimeout = 2 * time.Second
+	cfg.HibernateAfter = time.Second
+	e := startServer(t, cfg, fakesandbox.New())
+	ctx := context.Background()
+	now := time.Now()
+	grace := e.instructor(t, "grace@example.com")
+	body := workshopBody("Again", now.Add(-time.Minute), now.Add(time.Hour), 3, true)
+	w := grace.createWorkshop(t, body)
+	ada := newClient(t, e.url)
+	_, j := ada.join(w.Code, "Ada")
+	var lab struct{ Steps []struct{ ID string } }
+	ada.do("GET", "/api/labs/yaml-to-process", nil).json(t, &lab)
+	for _, st := range lab.Steps[:2] {
+		if err := e.store.RecordAttempt(ctx, &store.Attempt{LabSessionID: mustUUID(t, j.Session.ID), StepID: st.ID, Kind: store.AttemptCheck, Passed: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Idle for longer than the idle timeout: still active (hibernated).
+	time.Sleep(4 * time.Second)
+	if sess, _ := e.store.LabSession(ctx, mustUUID(t, j.Session.ID)); sess.State != store.SessionActive {
+		t.Fatalf("a workshop's session idle past the idle timeout: %s (%v)", sess.State, sess.EndReason)
+	}
+	// Ended half-way; joining again starts the same lab, with its progress.
+	ada.do("DELETE", "/api/sessions/"+j.Session.ID, nil)
+	r, again := ada.join(w.Code, "Ada")
+	if r.status != 200 || again.Session.ID == j.Session.ID || again.Session.LabID != "yaml-to-process" {
+		t.Fatalf("joining again after ending half-way: %d %s", r.status, r.body)
+	}
+	var v struct{ Steps []struct{ ID, Status string } }
+	ada.do("GET", "/api/sessions/"+again.Session.ID, nil).json(t, &v)
+	if v.Steps[0].Status != store.StepPassed || v.Steps[1].Status != store.StepPassed || v.Steps[2].Status != store.StepPending {
+		t.Fatalf("the new session's steps: %+v; want the first two passed", v.Steps)
+	}
+	var b server.BoardView
+	grace.do("GET", "/api/workshops/"+itoa(w.ID)+"/board", nil).json(t, &b)
+	if b.Learners[0].Passed != 2 || b.Learners[0].Cells["yaml-to-process/"+lab.Steps[0].ID].Attempts != 1 {
+		t.Fatalf("the board after taking the lab again: passed %d, first cell %+v", b.Learners[0].Passed, b.Learners[0].Cells["yaml-to-process/"+lab.Steps[0].ID])
+	}
+
+	// Extend everyone: the workshop's end moves with the sessions'.
+	var before workshopView
+	grace.do("GET", "/api/workshops/"+itoa(w.ID), nil).json(t, &before)
+	grace.do("POST", "/api/workshops/"+itoa(w.ID)+"/extend", map[string]int{"minutes": 20})
+	got, err := e.store.WorkshopByID(ctx, w.ID)
+	if err != nil || got.EndsAt.Sub(now.Add(time.Hour)) < 19*time.Minute {
+		t.Fatalf("the workshop ends at %v after extending by 20 min (was %v)", got.EndsAt, now.Add(time.Hour))
+	}
+
+	// A double-clicked guest join: two posts of the form from one browser.
+	bob := newClient(t, e.url)
+	token := bob.formToken("/join/" + w.Code)
+	users := countRows(t, e, "users")
+	done := make(chan int, 2)
+	for range 2 {
+		go func() {
+			res, _ := bob.postForm("/join/"+w.Code, url.Values{"csrf": {token}, "name": {"Bob"}})
+			done <- res.StatusCode
+		}()
+	}
+	for range 2 {
+		if st := <-done; st != 200 {
+			t.Errorf("a double-clicked join answered %d", st)
+		}
+	}
+	if n := countRows(t, e, "users") - users; n != 1 {
+		t.Fatalf("a double-clicked join made %d guests, want 1", n)
+	}
+	grace.do("GET", "/api/workshops/"+itoa(w.ID), nil).json(t, &before)
+	if before.Learners != 2 {
+		t.Fatalf("%d learners after Ada and a double-clicked Bob, want 2", before.Learners)
 	}
 }

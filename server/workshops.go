@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -157,6 +159,19 @@ func (h *workshopHub) takeover(sess uuid.UUID) *liveTakeover {
 	return nil
 }
 
+// endAllTakeovers ends every open take-over (at shutdown).
+func (h *workshopHub) endAllTakeovers(by string) {
+	h.mu.Lock()
+	var all []*liveTakeover
+	for _, list := range h.takeovers {
+		all = append(all, list...)
+	}
+	h.mu.Unlock()
+	for _, t := range all {
+		t.end(by)
+	}
+}
+
 // endTakeovers ends every open take-over of a session.
 func (h *workshopHub) endTakeovers(sess uuid.UUID, by string) int {
 	h.mu.Lock()
@@ -305,9 +320,7 @@ func (s *Server) capacityNote(w *store.Workshop) (bool, string) {
 	workers := s.workshopWorkers(w)
 	cost := session.ClusterCost(workers)
 	u := s.engine.Usage()
-	byCPU := int(math.Floor(u.CPULimit / cost.CPU))
-	byMem := u.MemLimit / cost.Memory
-	most := min(byCPU, byMem)
+	most := s.runnableSeats(w)
 	shape := fmt.Sprintf("%d-worker clusters (%.2f cores running, %d MiB each)", workers, cost.CPU, cost.Memory)
 	limits := fmt.Sprintf("PODPATH_CAPACITY_CPU=%g cores, PODPATH_CAPACITY_MEMORY=%d MiB", u.CPULimit, u.MemLimit)
 	if w.Seats > most {
@@ -944,12 +957,18 @@ func (s *Server) join(c echo.Context, code, name string) (*store.Workshop, *stor
 		if name == "" {
 			return nil, nil, nil, false, joinErr(http.StatusBadRequest, `send your name ("name") as the instructor should see it`)
 		}
-		guest = &store.Guest{Email: "guest-" + strings.ToLower(randomToken(9)) + "@guests.podpath.invalid", Name: name}
+		guest = &store.Guest{Email: s.guestEmail(c, w), Name: name}
 	case u.GuestWorkshop != 0 && u.GuestWorkshop != w.ID:
 		return nil, nil, nil, false, joinErr(http.StatusForbidden, "you are signed in as a guest of another workshop; a guest belongs to one workshop: sign out, then join this one")
 	default:
 		if name == "" {
 			name = u.Name
+		}
+		// Refused before a seat is taken: a session outside the workshop.
+		if active, err := s.store.ActiveLabSession(ctx, u.ID); err == nil && (active.WorkshopID == nil || *active.WorkshopID != w.ID) {
+			return nil, nil, nil, false, &apiErr{Status: http.StatusConflict,
+				Message: fmt.Sprintf("you have an active session of lab %s outside the workshop %q: end it (DELETE /api/sessions/%s), then join", active.LabID, w.Title, active.ID),
+				Extra:   map[string]any{"activeSession": map[string]string{"id": active.ID.String(), "labId": active.LabID}}}
 		}
 	}
 	var uid int64
@@ -957,10 +976,22 @@ func (s *Server) join(c echo.Context, code, name string) (*store.Workshop, *stor
 		uid = u.ID
 	}
 	ln, gu, joined, err := s.store.JoinWorkshop(ctx, w.ID, uid, name, guest)
-	if errors.Is(err, store.ErrWorkshopFull) {
-		return nil, nil, nil, false, joinErr(http.StatusConflict, "every seat of the workshop %q is taken (%d seats); ask the instructor", w.Title, w.Seats)
+	if errors.Is(err, store.ErrGuestTaken) {
+		// The same browser joined a moment ago (a double click): that
+		// guest, and its seat, are this one.
+		prev, perr := s.store.UserByEmail(ctx, guest.Email)
+		if perr != nil || prev.GuestWorkshop != w.ID {
+			return nil, nil, nil, false, joinErr(http.StatusConflict, "this browser joined as a guest already; reload the page")
+		}
+		ln, _, joined, err = s.store.JoinWorkshop(ctx, w.ID, prev.ID, name, nil)
+		gu = prev
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, store.ErrWorkshopFull):
+		return nil, nil, nil, false, joinErr(http.StatusConflict, "every seat of the workshop %q is taken (%d seats); ask the instructor", w.Title, w.Seats)
+	case errors.Is(err, store.ErrWorkshopOver):
+		return nil, nil, nil, false, joinErr(http.StatusGone, "the workshop %q has ended; its results are kept, but it takes no learners", w.Title)
+	case err != nil:
 		return nil, nil, nil, false, err
 	}
 	if gu != nil {
@@ -974,39 +1005,128 @@ func (s *Server) join(c echo.Context, code, name string) (*store.Workshop, *stor
 	return w, u, sess, gu != nil, err
 }
 
+// guestEmail names a guest's account: from the browser's pre-session
+// cookie when it has one, so that the same browser joining twice at once
+// (a double click) makes one guest, not two; random otherwise.
+func (s *Server) guestEmail(c echo.Context, w *store.Workshop) string {
+	id := strings.ToLower(randomToken(9))
+	if ck, err := c.Cookie(preSessionCookie); err == nil && len(ck.Value) == 32 {
+		sum := sha256.Sum256([]byte(fmt.Sprintf("podpath guest %d %s", w.ID, ck.Value)))
+		id = hex.EncodeToString(sum[:10])
+	}
+	return "guest-" + id + "@guests.podpath.invalid"
+}
+
 // workshopSession returns the learner's active session of the workshop, or
-// starts one of the first lab they have not had a session of.
+// starts one of the first of its labs they have not finished (with the
+// progress of their last session of it).
 func (s *Server) workshopSession(ctx context.Context, w *store.Workshop, u *store.User) (*store.LabSession, error) {
-	if active, err := s.store.ActiveLabSession(ctx, u.ID); err == nil {
-		if active.WorkshopID != nil && *active.WorkshopID == w.ID {
-			return active, nil
+	active := func() (*store.LabSession, error) {
+		a, err := s.store.ActiveLabSession(ctx, u.ID)
+		if err != nil {
+			return nil, err
+		}
+		if a.WorkshopID != nil && *a.WorkshopID == w.ID {
+			return a, nil
 		}
 		return nil, &apiErr{Status: http.StatusConflict,
-			Message: fmt.Sprintf("you have a seat in %q, and an active session of lab %s outside it: end that session (DELETE /api/sessions/%s), then join again", w.Title, active.LabID, active.ID),
-			Extra:   map[string]any{"activeSession": map[string]string{"id": active.ID.String(), "labId": active.LabID}}}
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return nil, err
+			Message: fmt.Sprintf("you have a seat in %q, and an active session of lab %s outside it: end that session (DELETE /api/sessions/%s), then join again", w.Title, a.LabID, a.ID),
+			Extra:   map[string]any{"activeSession": map[string]string{"id": a.ID.String(), "labId": a.LabID}}}
 	}
-	had := map[string]bool{}
-	if sessions, err := s.store.WorkshopSessions(ctx, w.ID); err == nil {
-		for _, x := range sessions {
-			if x.UserID == u.ID {
-				had[x.LabID] = true
-			}
-		}
+	if a, err := active(); !errors.Is(err, store.ErrNotFound) {
+		return a, err
 	}
-	labID := w.LabIDs[0]
-	for _, id := range w.LabIDs {
-		if !had[id] {
-			labID = id
-			break
-		}
-	}
-	l, err := s.findLab(labID)
+	d, err := s.loadBoardData(ctx, w)
 	if err != nil {
 		return nil, err
 	}
-	return s.startInWorkshop(ctx, w, u.ID, l)
+	var l *labs.Lab
+	for _, id := range w.LabIDs {
+		lab := labs.Find(s.labs, id)
+		if lab == nil {
+			continue // no longer installed here
+		}
+		if l == nil {
+			l = lab // all done: the first lab again, its progress kept
+		}
+		if !d.finished(u.ID, lab) {
+			l = lab
+			break
+		}
+	}
+	if l == nil {
+		return nil, apiError(http.StatusGone, "none of this workshop's labs is installed on this server any more; tell the instructor")
+	}
+	sess, err := s.startInWorkshop(ctx, w, u.ID, l)
+	if errors.Is(err, store.ErrActiveSession) {
+		return active() // a second join at the same moment started it
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.carryProgress(ctx, sess); err != nil {
+		s.log.Warn("carry progress", "session", sess.ID, "err", err)
+	}
+	return sess, nil
+}
+
+// startedInWorkshop follows a learner's own start of a workshop's lab: the
+// progress of their last session of it carries over, and the board hears.
+func (s *Server) startedInWorkshop(ctx context.Context, sess *store.LabSession) {
+	if err := s.carryProgress(ctx, sess); err != nil {
+		s.log.Warn("carry progress", "session", sess.ID, "err", err)
+	}
+	s.learnerChanged(*sess.WorkshopID, sess.UserID)
+}
+
+// finished says whether the learner's last session of the lab passed or
+// skipped every step.
+func (d *boardData) finished(userID int64, l *labs.Lab) bool {
+	var last *store.LabSession
+	for _, sess := range d.sessions[userID] {
+		if sess.LabID == l.ID {
+			last = sess
+		}
+	}
+	if last == nil {
+		return false
+	}
+	for _, st := range l.Steps {
+		stat := d.stats[last.ID][st.ID]
+		if stat == nil || (stat.Status != store.StepPassed && stat.Status != store.StepSkipped) {
+			return false
+		}
+	}
+	return true
+}
+
+// carryProgress gives a new session of a workshop the progress of the
+// learner's previous session of the same lab in it: taking a lab again
+// (after its session ended, or from the lab's end page) goes on where they
+// were, and the board, which reads a lab's latest session, loses nothing.
+func (s *Server) carryProgress(ctx context.Context, sess *store.LabSession) error {
+	if sess.WorkshopID == nil {
+		return nil
+	}
+	sessions, err := s.store.WorkshopSessions(ctx, *sess.WorkshopID)
+	if err != nil {
+		return err
+	}
+	var prev *store.LabSession
+	for _, x := range sessions {
+		if x.UserID == sess.UserID && x.LabID == sess.LabID && x.ID != sess.ID {
+			prev = x
+		}
+	}
+	l := labs.Find(s.labs, sess.LabID)
+	if prev == nil || l == nil {
+		return nil
+	}
+	var steps []string
+	for _, st := range l.Steps {
+		steps = append(steps, st.ID)
+	}
+	return s.store.CopyProgress(ctx, prev.ID, sess.ID, steps)
 }
 
 func (s *Server) startInWorkshop(ctx context.Context, w *store.Workshop, userID int64, l *labs.Lab) (*store.LabSession, error) {
@@ -1375,13 +1495,34 @@ func (s *Server) tickWorkshops(ctx context.Context) {
 			}
 		case store.WorkshopPreparing, store.WorkshopOpen:
 			// Keep prepared clusters for the seats not yet taken, up to
-			// the number asked for.
-			n := min(w.Prepare-w.Learners, w.Seats-w.Learners)
+			// the number asked for, and no more than the host could run:
+			// more would only hold memory other learners need.
+			n := min(w.Prepare-w.Learners, w.Seats-w.Learners, s.runnableSeats(w))
 			s.engine.Prepare(w.ID, s.workshopWorkers(w), max(0, n))
 		default:
 			s.engine.Prepare(w.ID, 0, 0)
 		}
 	}
+	// A session that started while its workshop was being ended.
+	strays, err := s.store.StrayWorkshopSessions(ctx)
+	if err != nil {
+		s.log.Warn("workshops", "err", err)
+		return
+	}
+	for _, sess := range strays {
+		s.wsHub.endTakeovers(sess.ID, "server")
+		if err := s.engine.End(ctx, sess, "the workshop ended"); err != nil {
+			s.log.Warn("end a session of an ended workshop", "session", sess.ID, "err", err)
+		}
+	}
+}
+
+// runnableSeats is how many of the workshop's clusters the capacity model
+// lets run at once.
+func (s *Server) runnableSeats(w *store.Workshop) int {
+	cost := session.ClusterCost(s.workshopWorkers(w))
+	u := s.engine.Usage()
+	return min(int(math.Floor(u.CPULimit/cost.CPU)), u.MemLimit/cost.Memory)
 }
 
 func (s *Server) runWorkshops(ctx context.Context) {

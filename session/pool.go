@@ -120,6 +120,12 @@ func (p *pool) claim(workers int, image string, workshop int64) *member {
 	}
 	if best != nil {
 		best.state = memberClaimed
+		if d, ok := p.demand[best.workshop]; ok && best.workshop != 0 && d.Size > 0 {
+			// One fewer to keep ready until the server's next word on
+			// the workshop: a refill in between would make one too many.
+			d.Size--
+			p.demand[best.workshop] = d
+		}
 	}
 	return best
 }
@@ -165,8 +171,8 @@ func (e *Engine) Pool() PoolStatus {
 	for _, t := range p.targets {
 		sh := PoolShape{Workers: t.Workers, Size: t.Size}
 		for _, m := range p.members {
-			if m.workers != t.Workers {
-				continue
+			if m.workers != t.Workers || m.workshop != 0 {
+				continue // a workshop's clusters are not the general pool's
 			}
 			switch m.state {
 			case memberReady:

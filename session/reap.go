@@ -30,6 +30,11 @@ func (e *Engine) reap(ctx context.Context) {
 		l := v.(*life)
 		last := l.lastActivity(s.LastActivityAt)
 		idleDeadline := last.Add(e.cfg.IdleTimeout)
+		if s.WorkshopID != nil {
+			// A workshop's session lasts until the workshop ends (a
+			// lecture is not a forgotten tab); idle, it only hibernates.
+			idleDeadline = s.ExpiresAt
+		}
 		switch {
 		case now.After(s.ExpiresAt):
 			e.endInBackground(s, "lifetime")

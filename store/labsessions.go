@@ -50,6 +50,9 @@ type LabSession struct {
 // the server's idle timeout (which applies to running sessions too, so an
 // operator's change takes effect at once).
 func (l *LabSession) IdleDeadline(idle time.Duration) time.Time {
+	if l.WorkshopID != nil {
+		return l.ExpiresAt // a workshop's session does not end on idle
+	}
 	return l.LastActivityAt.Add(idle)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -63,6 +64,10 @@ func (w *Workshop) State(now time.Time) string {
 var (
 	ErrWorkshopFull = errors.New("every seat of the workshop is taken")
 	ErrCodeTaken    = errors.New("the join code is taken")
+	ErrWorkshopOver = errors.New("the workshop has ended")
+	// ErrGuestTaken: the guest's account exists (the same browser joined
+	// already); join with it instead.
+	ErrGuestTaken = errors.New("the guest account exists")
 )
 
 const workshopColumns = `w.id, w.title, w.code, w.instructor_id, w.lab_ids, w.seats, w.starts_at, w.ends_at, w.guests, w.prepare,
@@ -182,13 +187,20 @@ type Guest struct {
 func (s *Store) JoinWorkshop(ctx context.Context, workshopID, userID int64, name string, guest *Guest) (l *Learner, u *User, joined bool, err error) {
 	err = s.tx(ctx, func(tx pgx.Tx) error {
 		var seats, taken int
-		if err := tx.QueryRow(ctx, `SELECT seats FROM workshops WHERE id = $1 FOR UPDATE`, workshopID).Scan(&seats); err != nil {
+		var open bool
+		if err := tx.QueryRow(ctx, `SELECT seats, ended_at IS NULL AND now() < ends_at FROM workshops WHERE id = $1 FOR UPDATE`, workshopID).Scan(&seats, &open); err != nil {
 			return notFound(err)
+		}
+		if !open {
+			return ErrWorkshopOver // ended while the join was on its way
 		}
 		if guest != nil {
 			var err error
 			u, err = scanUser(tx.QueryRow(ctx, `INSERT INTO users (email, name, password_hash, role, guest_workshop_id)
 				VALUES ($1, $2, '', 'learner', $3) RETURNING `+userColumns, guest.Email, guest.Name, workshopID))
+			if isUniqueViolation(err, "users_email_key") {
+				return ErrGuestTaken
+			}
 			if err != nil {
 				return err
 			}
@@ -219,7 +231,7 @@ func (s *Store) JoinWorkshop(ctx context.Context, workshopID, userID int64, name
 			WHERE l.workshop_id = $1 AND l.user_id = $2`, workshopID, userID))
 		return err
 	})
-	if errors.Is(err, ErrWorkshopFull) || errors.Is(err, ErrNotFound) {
+	if errors.Is(err, ErrWorkshopFull) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrWorkshopOver) || errors.Is(err, ErrGuestTaken) {
 		return nil, nil, false, err
 	}
 	return l, u, joined, wrap("join workshop", err)
@@ -260,9 +272,25 @@ func (s *Store) WorkshopSessions(ctx context.Context, workshopID int64) ([]*LabS
 // ExtendWorkshopSessions moves the hard end of every active session of a
 // workshop by d, and returns how many it moved.
 func (s *Store) ExtendWorkshopSessions(ctx context.Context, workshopID int64, d time.Duration) (int64, error) {
-	tag, err := s.pool.Exec(ctx, `UPDATE lab_sessions SET expires_at = expires_at + $2::interval WHERE workshop_id = $1 AND state = 'active'`,
-		workshopID, d.String())
-	return tag.RowsAffected(), wrap("extend sessions", err)
+	var n int64
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		// The workshop ends later too, or its end would cut them short.
+		if _, err := tx.Exec(ctx, `UPDATE workshops SET ends_at = ends_at + $2::interval WHERE id = $1 AND ended_at IS NULL`, workshopID, d.String()); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `UPDATE lab_sessions SET expires_at = expires_at + $2::interval WHERE workshop_id = $1 AND state = 'active'`,
+			workshopID, d.String())
+		n = tag.RowsAffected()
+		return err
+	})
+	return n, wrap("extend sessions", err)
+}
+
+// StrayWorkshopSessions lists active sessions of workshops that have ended
+// (one that started while its workshop was being ended).
+func (s *Store) StrayWorkshopSessions(ctx context.Context) ([]*LabSession, error) {
+	return s.queryLabSessions(ctx, `SELECT `+prefixed("ls.", labSessionColumns)+` FROM lab_sessions ls JOIN workshops w ON w.id = ls.workshop_id
+		WHERE ls.state = 'active' AND (w.ended_at IS NOT NULL OR w.ends_at <= now())`)
 }
 
 // StepStat is what a session did on one step, for boards and results.
@@ -300,7 +328,7 @@ func (s *Store) WorkshopStepStats(ctx context.Context, workshopID int64) (map[uu
 	rows, err := s.pool.Query(ctx, `
 		SELECT p.lab_session_id, p.step_id, p.status, p.updated_at,
 			count(a.id) FILTER (WHERE a.kind = 'check'),
-			count(a.id) FILTER (WHERE NOT a.passed),
+			count(a.id) FILTER (WHERE a.kind = 'check' AND NOT a.passed),
 			min(a.created_at) FILTER (WHERE a.passed)
 		FROM step_progress p JOIN lab_sessions ls ON ls.id = p.lab_session_id
 		JOIN check_attempts a ON a.lab_session_id = p.lab_session_id AND a.step_id = p.step_id
@@ -396,7 +424,7 @@ func (s *Store) CopyProgress(ctx context.Context, from, to uuid.UUID, steps []st
 			}
 			newID[id] = n
 		}
-		rows, err = tx.Query(ctx, `SELECT step_id, status, attempts, last_attempt_id FROM step_progress WHERE lab_session_id = $1 AND step_id = ANY($2)`, from, steps)
+		rows, err = tx.Query(ctx, `SELECT step_id, status, attempts, last_attempt_id, updated_at FROM step_progress WHERE lab_session_id = $1 AND step_id = ANY($2)`, from, steps)
 		if err != nil {
 			return err
 		}
@@ -404,10 +432,11 @@ func (s *Store) CopyProgress(ctx context.Context, from, to uuid.UUID, steps []st
 			step, status string
 			attempts     int
 			last         int64
+			at           time.Time
 		}
 		progs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (prog, error) {
 			var p prog
-			err := r.Scan(&p.step, &p.status, &p.attempts, &p.last)
+			err := r.Scan(&p.step, &p.status, &p.attempts, &p.last, &p.at)
 			return p, err
 		})
 		if err != nil {
@@ -418,8 +447,9 @@ func (s *Store) CopyProgress(ctx context.Context, from, to uuid.UUID, steps []st
 			if !ok {
 				return fmt.Errorf("attempt %d of step %s was not copied", p.last, p.step)
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO step_progress (lab_session_id, step_id, status, attempts, last_attempt_id) VALUES ($1, $2, $3, $4, $5)`,
-				to, p.step, p.status, p.attempts, last); err != nil {
+			if _, err := tx.Exec(ctx, `INSERT INTO step_progress (lab_session_id, step_id, status, attempts, last_attempt_id, updated_at) VALUES ($1, $2, $3, $4, $5, $6)
+				ON CONFLICT (lab_session_id, step_id) DO NOTHING`,
+				to, p.step, p.status, p.attempts, last, p.at); err != nil {
 				return err
 			}
 		}
@@ -492,4 +522,13 @@ func (s *Store) UserWorkshops(ctx context.Context, userID int64) ([]*Workshop, e
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*Workshop, error) { return scanWorkshop(row) })
 	return out, wrap("list workshops", err)
+}
+
+// prefixed qualifies each of a comma-separated list of columns.
+func prefixed(prefix, columns string) string {
+	parts := strings.Split(columns, ", ")
+	for i, p := range parts {
+		parts[i] = prefix + p
+	}
+	return strings.Join(parts, ", ")
 }
