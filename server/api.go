@@ -573,6 +573,35 @@ func (s *Server) apiEnd(c echo.Context) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
+// eventStream answers with a server-sent event stream and returns its
+// writer: an event of a type with its data as JSON, or (type "") a
+// keepalive comment. deadline moves the write deadline before each.
+func eventStream(c echo.Context, deadline func()) func(typ string, data any) error {
+	w := c.Response()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	return func(typ string, data any) error {
+		var msg string
+		if typ == "" {
+			msg = ": keepalive\n\n"
+		} else {
+			b, err := json.Marshal(data)
+			if err != nil {
+				return err
+			}
+			msg = fmt.Sprintf("event: %s\ndata: %s\n\n", typ, b)
+		}
+		deadline()
+		if _, err := io.WriteString(w, msg); err != nil {
+			return err
+		}
+		w.Flush()
+		return nil
+	}
+}
+
 // apiEvents streams the session's events as server-sent events. The first
 // event is the whole session, so a client needs nothing else to start.
 func (s *Server) apiEvents(c echo.Context) error {
@@ -592,25 +621,8 @@ func (s *Server) apiEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	w := c.Response()
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	write := func(e session.Event) error {
-		e = eventView(e)
-		b, err := json.Marshal(e.Data)
-		if err != nil {
-			return err
-		}
-		deadline()
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.Type, b); err != nil {
-			return err
-		}
-		w.Flush()
-		return nil
-	}
-	if err := write(session.Event{Type: "session", Data: view}); err != nil {
+	write := eventStream(c, deadline)
+	if err := write("session", view); err != nil {
 		return nil
 	}
 	keepalive := time.NewTicker(20 * time.Second)
@@ -623,15 +635,14 @@ func (s *Server) apiEvents(c echo.Context) error {
 			if !ok {
 				return nil // the server is shutting down
 			}
-			if err := write(e); err != nil {
+			e = eventView(e)
+			if err := write(e.Type, e.Data); err != nil {
 				return nil
 			}
 		case <-keepalive.C:
-			deadline()
-			if _, err := fmt.Fprint(w, ": keepalive\n\n"); err != nil {
+			if err := write("", nil); err != nil {
 				return nil
 			}
-			w.Flush()
 		}
 	}
 }

@@ -57,36 +57,7 @@ type term struct {
 }
 
 func (c *client) terminal(t *testing.T, sessionID, node string, origin string) (*term, *http.Response, error) {
-	u := "ws" + strings.TrimPrefix(c.base, "http") + "/api/sessions/" + sessionID + "/terminal/" + node + "?cols=80&rows=24"
-	h := http.Header{}
-	if origin != "" {
-		h.Set("Origin", origin)
-	}
-	for _, ck := range c.http.Jar.Cookies(mustURL(c.base)) {
-		h.Add("Cookie", ck.Name+"="+ck.Value)
-	}
-	conn, res, err := websocket.DefaultDialer.Dial(u, h)
-	if err != nil {
-		return nil, res, err
-	}
-	tm := &term{t: t, conn: conn, out: make(chan []byte, 1024), ctl: make(chan terminal.Control, 64)}
-	go func() {
-		defer close(tm.out)
-		for {
-			kind, data, err := conn.ReadMessage()
-			if err != nil {
-				return
-			}
-			if kind == websocket.BinaryMessage {
-				tm.out <- data
-			} else {
-				var ctl terminal.Control
-				json.Unmarshal(data, &ctl)
-				tm.ctl <- ctl
-			}
-		}
-	}()
-	return tm, res, nil
+	return c.dialWS(t, "/api/sessions/"+sessionID+"/terminal/"+node+"?cols=80&rows=24", origin)
 }
 
 func (tm *term) send(s string) {

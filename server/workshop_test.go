@@ -366,10 +366,14 @@ func me(t *testing.T, c *client) store.User {
 	return me.User
 }
 
-// dialWS opens a terminal-protocol websocket at path.
-func (c *client) dialWS(t *testing.T, path string) (*term, *http.Response, error) {
+// dialWS opens a terminal-protocol websocket at path, from a page of
+// origin when it is set.
+func (c *client) dialWS(t *testing.T, path, origin string) (*term, *http.Response, error) {
 	u := "ws" + strings.TrimPrefix(c.base, "http") + path
 	h := http.Header{}
+	if origin != "" {
+		h.Set("Origin", origin)
+	}
 	for _, ck := range c.http.Jar.Cookies(mustURL(c.base)) {
 		h.Add("Cookie", ck.Name+"="+ck.Value)
 	}
@@ -516,7 +520,7 @@ func TestWorkshopClass(t *testing.T) {
 	mine.send("echo LEARNER$((40+2))\n")
 	mine.waitFor("LEARNER42", 5*time.Second)
 	base := "/api/workshops/" + wid + "/learners/" + itoa(adaID) + "/terminal/node01"
-	watch, res, err := grace.dialWS(t, base+"?mode=watch")
+	watch, res, err := grace.dialWS(t, base+"?mode=watch", "")
 	if err != nil {
 		t.Fatalf("watch: %v %v", err, res)
 	}
@@ -535,7 +539,7 @@ func TestWorkshopClass(t *testing.T) {
 
 	// Taking over: the instructor's keys reach the shell; the learner's page
 	// hears of it, the board shows it, and the learner ends it.
-	ctl, _, err := grace.dialWS(t, base+"?mode=control")
+	ctl, _, err := grace.dialWS(t, base+"?mode=control", "")
 	if err != nil {
 		t.Fatal(err)
 	}

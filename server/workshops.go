@@ -815,23 +815,7 @@ func (s *Server) apiWorkshopEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	res := c.Response()
-	res.Header().Set("Content-Type", "text/event-stream")
-	res.Header().Set("Cache-Control", "no-cache")
-	res.Header().Set("X-Accel-Buffering", "no")
-	res.WriteHeader(http.StatusOK)
-	write := func(typ string, data any) error {
-		raw, err := json.Marshal(data)
-		if err != nil {
-			return err
-		}
-		deadline()
-		if _, err := fmt.Fprintf(res, "event: %s\ndata: %s\n\n", typ, raw); err != nil {
-			return err
-		}
-		res.Flush()
-		return nil
-	}
+	write := eventStream(c, deadline)
 	if write("board", b) != nil {
 		return nil
 	}
