@@ -51,14 +51,16 @@ func (s *Server) pageJoinForm(c echo.Context) error {
 func (s *Server) renderJoin(c echo.Context, code string, joinErr error) error {
 	data := map[string]any{"Code": code, "FormCSRF": s.formCSRF(c)}
 	status := http.StatusOK
-	w, err := s.workshopForJoin(c.Request().Context(), code)
-	if err != nil {
+	var ae *apiErr
+	if errors.As(joinErr, &ae) && (ae.Status == http.StatusNotFound || ae.Status == http.StatusTooManyRequests) {
+		// The code itself was refused: looking it up again would count
+		// the same wrong code twice.
+	} else if w, err := s.workshopForJoin(c, code); err != nil {
 		joinErr = err
 	} else {
 		data["Workshop"] = s.workshopView(c, w, false)
 	}
 	if joinErr != nil {
-		var ae *apiErr
 		if !errors.As(joinErr, &ae) {
 			return joinErr
 		}

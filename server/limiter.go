@@ -21,6 +21,9 @@ var (
 	limitAddr      = limit{perMinute: 30, burst: 30}   // one address spraying many accounts
 	limitEmail     = limit{perMinute: 100, burst: 100} // every address together, one account
 	limitSignup    = limit{perMinute: 10, burst: 10}   // accounts made from one address
+	// wrong join codes from one address (a class behind one NAT typing
+	// the right code takes nothing from it)
+	limitJoinMiss = limit{perMinute: 10, burst: 20}
 )
 
 // limit is a token bucket's refill rate and size.
@@ -99,6 +102,15 @@ func (l *loginLimiter) allow(keys ...limitKey) bool {
 	return ok
 }
 
+// exhausted reports whether a key's bucket has no token left now, taking
+// nothing from it.
+func (l *loginLimiter) exhausted(k limitKey) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	el := l.buckets[k.key]
+	return el != nil && el.Value.(*limiterEntry).l.TokensAt(l.now()) < 1
+}
+
 // sweep forgets up to sweepPerCall idle buckets from the front, and the
 // oldest ones beyond max. Callers hold mu.
 func (l *loginLimiter) sweep(now time.Time) {
@@ -158,6 +170,9 @@ func loginKeys(ip, email string) []limitKey {
 		{"e:" + m, limitEmail},
 	}
 }
+
+// joinMissKey is the bucket a wrong join code takes from.
+func joinMissKey(ip string) limitKey { return limitKey{"j:" + addrKey(ip), limitJoinMiss} }
 
 func signupKeys(ip string) []limitKey {
 	return []limitKey{{"s:" + addrKey(ip), limitSignup}}

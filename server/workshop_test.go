@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -928,5 +929,37 @@ func TestWorkshopProgressKept(t *testing.T) {
 	grace.do("GET", "/api/workshops/"+itoa(w.ID), nil).json(t, &before)
 	if before.Learners != 2 {
 		t.Fatalf("%d learners after Ada and a double-clicked Bob, want 2", before.Learners)
+	}
+}
+
+// Join codes cannot be found by trying them: after 20 wrong codes from
+// one address every code is refused for a while, the right one too, so
+// the answers tell nothing; a class typing the right code takes nothing
+// from the limit.
+func TestWorkshopCodeGuessing(t *testing.T) {
+	e := startServer(t, workshopConfig(t), fakesandbox.New())
+	now := time.Now()
+	grace := e.instructor(t, "grace@example.com")
+	w := grace.createWorkshop(t, workshopBody("Class", now.Add(-time.Minute), now.Add(time.Hour), 30, true))
+	for i := range 25 {
+		if r, _ := newClient(t, e.url).join(w.Code, "Learner "+strconv.Itoa(i)); r.status != 200 {
+			t.Fatalf("right code %d: %d %s", i, r.status, r.body)
+		}
+	}
+	guesser := newClient(t, e.url)
+	for i := range 20 {
+		if r, _ := guesser.join(fmt.Sprintf("ZZZZ%02d", i), "X"); r.status != 404 {
+			t.Fatalf("wrong code %d: %d %s", i, r.status, r.body)
+		}
+	}
+	r, _ := guesser.join("ZZZZZZ", "X")
+	if r.status != 429 || !strings.Contains(r.errorMessage(), "too many wrong join codes") {
+		t.Fatalf("the 21st wrong code: %d %s", r.status, r.body)
+	}
+	if r, _ := newClient(t, e.url).join(w.Code, "Late"); r.status != 429 {
+		t.Fatalf("the right code from the guessing address: %d, want 429 like any other", r.status)
+	}
+	if status, html := guesser.page("/join/" + w.Code); status != 429 || !strings.Contains(html, "too many wrong join codes") {
+		t.Fatalf("the join page from the guessing address: %d", status)
 	}
 }

@@ -893,18 +893,27 @@ func joinErr(status int, format string, a ...any) error {
 }
 
 // workshopForJoin finds an open workshop by code, or says why it cannot be
-// joined.
-func (s *Server) workshopForJoin(ctx context.Context, code string) (*store.Workshop, error) {
+// joined. Wrong codes are limited per address (20, then 10 a minute), and
+// past the limit every code is refused, so that codes cannot be found by
+// trying them.
+func (s *Server) workshopForJoin(c echo.Context, code string) (*store.Workshop, error) {
+	ctx := c.Request().Context()
 	code = normalizeCode(code)
 	if code == "" {
 		return nil, joinErr(http.StatusBadRequest, `send the workshop's join code ("code"), as your instructor gave it`)
 	}
-	if len(code) > 20 {
-		return nil, joinErr(http.StatusNotFound, "no workshop has that code; check it with your instructor")
+	miss := joinMissKey(clientIP(c))
+	if s.limiter.exhausted(miss) {
+		return nil, joinErr(http.StatusTooManyRequests, "too many wrong join codes from your address; wait a minute, then type the code again")
 	}
-	w, err := s.store.WorkshopByCode(ctx, code)
+	var w *store.Workshop
+	err := store.ErrNotFound
+	if len(code) <= 20 {
+		w, err = s.store.WorkshopByCode(ctx, code)
+	}
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, joinErr(http.StatusNotFound, "no workshop has the code %s; check it with your instructor (codes have letters and digits, no 0, O, 1, I or l)", code)
+		s.limiter.allow(miss)
+		return nil, joinErr(http.StatusNotFound, "no workshop has the code %.20s; check it with your instructor (codes have letters and digits, no 0, O, 1, I or l)", code)
 	}
 	if err != nil {
 		return nil, err
@@ -924,7 +933,7 @@ func (s *Server) workshopForJoin(ctx context.Context, code string) (*store.Works
 // session, and whether a guest was created (the caller signs them in).
 func (s *Server) join(c echo.Context, code, name string) (*store.Workshop, *store.User, *store.LabSession, bool, error) {
 	ctx := c.Request().Context()
-	w, err := s.workshopForJoin(ctx, code)
+	w, err := s.workshopForJoin(c, code)
 	if err != nil {
 		return nil, nil, nil, false, err
 	}
