@@ -56,11 +56,7 @@ func csvSafe(v string) string {
 // take-over: input reaches the learner's shell, the learner's page shows a
 // banner and can end it, and an audit record is kept).
 func (s *Server) apiWorkshopTerminal(c echo.Context) error {
-	w, err := s.staffWorkshop(c)
-	if err != nil {
-		return err
-	}
-	id, err := learnerID(c)
+	w, id, err := s.staffLearner(c)
 	if err != nil {
 		return err
 	}

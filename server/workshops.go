@@ -120,12 +120,6 @@ func (h *workshopHub) publish(id int64, typ string, data any) {
 	}
 }
 
-func (h *workshopHub) watched(id int64) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.subs[id]) > 0
-}
-
 func (h *workshopHub) addTakeover(sess uuid.UUID, t *liveTakeover) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -377,6 +371,16 @@ func learnerID(c echo.Context) (int64, error) {
 		return 0, apiError(http.StatusBadRequest, fmt.Sprintf("%.40q is not a learner id (a number)", c.Param("learner")))
 	}
 	return id, nil
+}
+
+// staffLearner is staffWorkshop with the learner id in the path.
+func (s *Server) staffLearner(c echo.Context) (*store.Workshop, int64, error) {
+	w, err := s.staffWorkshop(c)
+	if err != nil {
+		return nil, 0, err
+	}
+	id, err := learnerID(c)
+	return w, id, err
 }
 
 // --- create, list, show ---
@@ -768,11 +772,7 @@ func (s *Server) apiBoard(c echo.Context) error {
 }
 
 func (s *Server) apiWorkshopLearner(c echo.Context) error {
-	w, err := s.staffWorkshop(c)
-	if err != nil {
-		return err
-	}
-	id, err := learnerID(c)
+	w, id, err := s.staffLearner(c)
 	if err != nil {
 		return err
 	}
@@ -1349,16 +1349,12 @@ type resetRequest struct {
 // apiResetLearner gives a learner a fresh cluster of the lab they are on
 // (or were on last); the progress on steps before fromStep is kept.
 func (s *Server) apiResetLearner(c echo.Context) error {
-	w, err := s.staffWorkshop(c)
+	w, id, err := s.staffLearner(c)
 	if err != nil {
 		return err
 	}
 	if w.Ended(time.Now()) {
 		return apiError(http.StatusGone, "the workshop has ended")
-	}
-	id, err := learnerID(c)
-	if err != nil {
-		return err
 	}
 	var req resetRequest
 	if c.Request().ContentLength != 0 {
