@@ -193,6 +193,23 @@ func TestWorkshopInBrowser(t *testing.T) {
 	if s, _ := e.store.LabSession(ctx0, sess.ID); s.State != store.SessionEnded {
 		t.Fatalf("the learner's session after the end: %s", s.State)
 	}
+	// Every cluster of the workshop goes: the learner's and any prepared.
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		var left []string
+		for _, sb := range mustSandboxes(t, e) {
+			if itoa(sb.PoolWorkshop) == wid || sb.LabSessionID == sess.ID {
+				left = append(left, sb.Name+" "+sb.State)
+			}
+		}
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("clusters of the ended workshop still there after 3 min: %v", left)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 type testWriter struct{ t *testing.T }

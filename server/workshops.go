@@ -1447,7 +1447,7 @@ func (s *Server) endWorkshop(ctx context.Context, w *store.Workshop, reason stri
 	if err := s.store.EndWorkshop(ctx, w.ID); err != nil {
 		return err
 	}
-	s.engine.Prepare(w.ID, 0, 0)
+	s.engine.Prepare(w.ID, 0, 0, nil)
 	sessions, err := s.store.WorkshopSessions(ctx, w.ID)
 	if err != nil {
 		return err
@@ -1470,6 +1470,7 @@ func (s *Server) endWorkshop(ctx context.Context, w *store.Workshop, reason stri
 // tickWorkshops prepares the clusters of workshops in their prepare window
 // and ends those whose time is up. The server runs it every few seconds.
 func (s *Server) tickWorkshops(ctx context.Context) {
+	mark := s.engine.PrepareMark() // before the learner counts are read
 	list, err := s.store.LiveWorkshops(ctx)
 	if err != nil {
 		s.log.Warn("workshops", "err", err)
@@ -1487,9 +1488,9 @@ func (s *Server) tickWorkshops(ctx context.Context) {
 			// the number asked for, and no more than the host could run:
 			// more would only hold memory other learners need.
 			n := min(w.Prepare-w.Learners, w.Seats-w.Learners, s.runnableSeats(w))
-			s.engine.Prepare(w.ID, s.workshopWorkers(w), max(0, n))
+			s.engine.Prepare(w.ID, s.workshopWorkers(w), max(0, n), mark)
 		default:
-			s.engine.Prepare(w.ID, 0, 0)
+			s.engine.Prepare(w.ID, 0, 0, nil)
 		}
 	}
 	// A session that started while its workshop was being ended.

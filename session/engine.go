@@ -349,6 +349,11 @@ func (e *Engine) Start(ctx context.Context, userID int64, lab *labs.Lab, opts ..
 	for _, o := range opts {
 		o(&n)
 	}
+	if n.WorkshopID != 0 {
+		e.pool.mu.Lock()
+		e.pool.starts[n.WorkshopID]++
+		e.pool.mu.Unlock()
+	}
 	pc := e.pool.claim(lab.Cluster.Workers, e.cfg.NodeImage, n.WorkshopID)
 	if pc != nil {
 		n.Claim = pc.name

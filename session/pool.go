@@ -75,6 +75,10 @@ type pool struct {
 	// creates are the last measured create times (pool and learners'),
 	// for estimates.
 	creates []time.Duration
+	// starts counts each workshop's session starts, so that a demand
+	// computed from a count of learners read a moment ago can discount
+	// the starts since (PrepareMark).
+	starts map[int64]uint64
 }
 
 type member struct {
@@ -94,7 +98,7 @@ const (
 )
 
 func newPool(e *Engine, targets []PoolTarget) *pool {
-	return &pool{e: e, targets: targets, members: map[string]*member{}, demand: map[int64]PoolTarget{}}
+	return &pool{e: e, targets: targets, members: map[string]*member{}, demand: map[int64]PoolTarget{}, starts: map[int64]uint64{}}
 }
 
 // claim takes a ready member of the shape, or returns nil. A workshop's
@@ -319,12 +323,31 @@ type Prepared struct {
 	ETA time.Duration `json:"-"`
 }
 
-// Prepare sets how many clusters of a shape to keep ready for a workshop's
-// learners; n of 0 drops the demand, and its unclaimed clusters are deleted.
-func (e *Engine) Prepare(workshop int64, workers, n int) {
+// PrepareMark notes how many sessions each workshop has started so far;
+// take it before reading the learner counts a Prepare is computed from.
+func (e *Engine) PrepareMark() map[int64]uint64 {
 	p := e.pool
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	out := make(map[int64]uint64, len(p.starts))
+	for k, v := range p.starts {
+		out[k] = v
+	}
+	return out
+}
+
+// Prepare sets how many clusters of a shape to keep ready for a workshop's
+// learners; n of 0 drops the demand, and its unclaimed clusters are deleted.
+// With a mark from PrepareMark, the workshop's starts since are taken off
+// n: a learner who joined after the count was read has a cluster already,
+// and preparing one more for them would be made and then deleted.
+func (e *Engine) Prepare(workshop int64, workers, n int, mark map[int64]uint64) {
+	p := e.pool
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if mark != nil {
+		n -= int(p.starts[workshop] - mark[workshop])
+	}
 	if n <= 0 {
 		delete(p.demand, workshop)
 		return
