@@ -31,6 +31,11 @@ func newPages() (*pages, error) {
 		"text":  func(t labs.Text, lg string) string { return t.In(lg) },
 		"join":  strings.Join,
 		"lower": strings.ToLower,
+		"date":  dateCell,
+		"mins":  func(sec int64) string { return (time.Duration(sec) * time.Second).Round(time.Minute).String() },
+		"status": func(st, lg string) string {
+			return translate(map[string]string{progressNotStarted: "notstarted", progressInProgress: "inprogress", progressCompleted: "completed"}[st], lg)
+		},
 	}
 	for _, name := range pageNames {
 		t, err := template.New(name).Funcs(funcs).ParseFS(web.Templates, "templates/layout.html", "templates/"+name+".html")
@@ -93,7 +98,9 @@ func (s *Server) pageHome(c echo.Context) error {
 	for _, l := range s.labs {
 		cards = append(cards, labCard{Lab: labView(l, lg), Active: active != nil && active.LabID == l.ID})
 	}
-	return s.pages.render(c, http.StatusOK, "home", s.pageData(c, map[string]any{"Labs": cards, "Active": active}))
+	d := map[string]any{"Labs": cards, "Active": active}
+	s.homeTeams(c, currentUser(c), d)
+	return s.pages.render(c, http.StatusOK, "home", s.pageData(c, d))
 }
 
 func (s *Server) pageLogin(c echo.Context) error {
@@ -275,4 +282,17 @@ func (s *Server) formEnd(c echo.Context) error {
 		}
 	}
 	return c.Redirect(http.StatusSeeOther, "/")
+}
+
+// dateCell formats a time (or a *time.Time, nil as "") for pages.
+func dateCell(v any) string {
+	switch t := v.(type) {
+	case time.Time:
+		return t.UTC().Format("2006-01-02 15:04 UTC")
+	case *time.Time:
+		if t != nil {
+			return t.UTC().Format("2006-01-02 15:04 UTC")
+		}
+	}
+	return ""
 }

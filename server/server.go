@@ -131,6 +131,7 @@ func (s *Server) routes() *echo.Echo {
 	e.GET("/sessions/:id", s.pageSession, s.requireUserPage, clusterWork)
 	e.POST("/sessions/:id/end", s.formEnd, s.requireUserPage, clusterWork)
 	s.workshopPageRoutes(e)
+	s.teamPageRoutes(e)
 	e.GET("/join", s.pageJoinForm)
 	e.GET("/join/:code", s.pageJoin)
 	e.POST("/join/:code", s.formJoin, clusterWork)
@@ -175,6 +176,7 @@ func (s *Server) routes() *echo.Echo {
 	staff.GET("/:id/learners/:learner", s.apiWorkshopLearner)
 	staff.POST("/:id/learners/:learner/reset", s.apiResetLearner, clusterWork)
 	staff.GET("/:id/learners/:learner/terminal/:node", s.apiWorkshopTerminal, clusterWork)
+	s.teamRoutes(auth)
 	api.Any("/*", func(c echo.Context) error {
 		return apiError(http.StatusNotFound, fmt.Sprintf("no API endpoint %s %s; see docs/API.md", c.Request().Method, c.Request().URL.Path))
 	})
