@@ -141,3 +141,26 @@ func TestUserRole(t *testing.T) {
 		t.Errorf("an unknown email: %d %s", code, errOut)
 	}
 }
+
+// An admin makes a team with a lead from the command line; an unknown lead
+// or a taken name creates nothing.
+func TestTeamCreate(t *testing.T) {
+	db := []string{"DATABASE_URL=" + testenv.Postgres(t), "PODPATH_PASSWORD=a good password"}
+	if _, errOut, code := podpath(t, db, "user", "create", "--email", "ann@example.com"); code != 0 {
+		t.Fatalf("create user: %d %s", code, errOut)
+	}
+	if _, errOut, code := podpath(t, db, "team", "create", "--name", "Platform", "--lead", "ann@example.com", "--lead", "nobody@example.com"); code != 1 || !strings.Contains(errOut, "no account has email nobody@example.com") {
+		t.Fatalf("an unknown lead: %d %s", code, errOut)
+	}
+	out, errOut, code := podpath(t, db, "team", "create", "--name", "Platform", "--lead", "ann@example.com", "--sso-group", "platform")
+	if code != 0 || !strings.Contains(out, `"Platform" created with 1 lead(s)`) || !strings.Contains(out, `group "platform"`) {
+		t.Fatalf("create: %d %q %s", code, out, errOut)
+	}
+	if _, errOut, code := podpath(t, db, "team", "create", "--name", "platform"); code != 1 || !strings.Contains(errOut, "exists") {
+		t.Fatalf("a taken name: %d %s", code, errOut)
+	}
+	out, _, _ = podpath(t, db, "team", "list")
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 2 || !strings.Contains(lines[1], "Platform") || !strings.HasSuffix(lines[1], " 1") {
+		t.Fatalf("list: %q, want one team with one member", out)
+	}
+}

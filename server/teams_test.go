@@ -76,6 +76,32 @@ func builtinLab(t *testing.T, id string) *labs.Lab {
 	return nil
 }
 
+// account makes a learner account in the database (sign-up is limited per
+// address) and signs a client in with it.
+func (e *env) account(t *testing.T, email string) *client {
+	t.Helper()
+	if _, err := e.store.CreateUser(context.Background(), email, email, accountHash, store.RoleLearner); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, e.url)
+	r := c.do("POST", "/api/login", map[string]string{"email": email, "password": "correct horse"})
+	if r.status != 200 {
+		t.Fatalf("login %s: %d %s", email, r.status, r.body)
+	}
+	var out struct{ CSRFToken string }
+	r.json(t, &out)
+	c.csrf = out.CSRFToken
+	return c
+}
+
+var accountHash = func() string {
+	h, err := server.HashPassword("correct horse")
+	if err != nil {
+		panic(err)
+	}
+	return h
+}()
+
 type teamJSON struct {
 	ID      int64  `json:"id"`
 	Name    string `json:"name"`
@@ -211,6 +237,30 @@ func TestTeams(t *testing.T) {
 	res, _ := noah.noRedirect().postForm("/invite/"+open.Token, url.Values{"csrf": {noah.formToken("/invite/" + open.Token)}})
 	if res.StatusCode != 303 {
 		t.Fatalf("joining by the page: %d", res.StatusCode)
+	}
+
+	// Ten engineers follow a 3-use link at once: exactly three get in.
+	var rush inviteJSON
+	adm.do("POST", "/api/teams/"+strconv.FormatInt(teamB.ID, 10)+"/invites", map[string]any{"maxUses": 3}).json(t, &rush)
+	rushers := make([]*client, 10)
+	for i := range rushers {
+		rushers[i] = e.account(t, "rush"+strconv.Itoa(i)+"@corp.example")
+	}
+	codes := make(chan int, len(rushers))
+	for _, c := range rushers {
+		go func() { codes <- c.do("POST", "/api/invites/"+rush.Token+"/accept", nil).status }()
+	}
+	got := map[int]int{}
+	for range rushers {
+		got[<-codes]++
+	}
+	if got[200] != 3 || got[410] != 7 {
+		t.Fatalf("ten at once on a 3-use link: %v, want 3 in and 7 told it is used up", got)
+	}
+	var b teamJSON
+	adm.do("GET", "/api/teams/"+strconv.FormatInt(teamB.ID, 10), nil).json(t, &b)
+	if b.Members != 1+3 {
+		t.Fatalf("team B has %d members, want its lead and 3", b.Members)
 	}
 
 	// Assignments: a lab overdue since yesterday, one due tomorrow.

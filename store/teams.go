@@ -61,10 +61,17 @@ func nullString(s string) any {
 	return s
 }
 
-// CreateTeam adds a team; ssoGroup may be empty.
+func nullID(id int64) any {
+	if id == 0 {
+		return nil
+	}
+	return id
+}
+
+// CreateTeam adds a team; ssoGroup may be empty, createdBy 0 (the CLI).
 func (s *Store) CreateTeam(ctx context.Context, name, ssoGroup string, createdBy int64) (*Team, error) {
 	t, err := scanTeam(s.pool.QueryRow(ctx, `WITH t AS (INSERT INTO teams (name, sso_group, created_by) VALUES ($1, $2, $3) RETURNING *)
-		SELECT `+teamColumns+` FROM t`, name, nullString(ssoGroup), createdBy))
+		SELECT `+teamColumns+` FROM t`, name, nullString(ssoGroup), nullID(createdBy)))
 	switch {
 	case isUniqueViolation(err, "teams_name_key"):
 		return nil, ErrTeamNameTaken
