@@ -67,6 +67,41 @@ func TestLabsValidate(t *testing.T) {
 	}
 }
 
+// labs validate checks tracks too: the built-in one is in its summary, and
+// a broken track.yaml in a folder fails the command with file:line, its
+// labs checked against the built-in labs and the folder's.
+func TestLabsValidateTracks(t *testing.T) {
+	out, errOut, code := podpath(t, nil, "labs", "validate")
+	if code != 0 || !strings.Contains(out, "1 tracks: no problems") || !strings.Contains(out, "track from-yaml-to-process (labs/builtin/00-track-from-yaml-to-process/track.yaml): yaml-to-process, scheduler,") {
+		t.Errorf("built-in tracks: %d %s %s", code, out, errOut)
+	}
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "my-track"), 0o755)
+	track := "id: my-track\ntitle: {en: Mine, zh: 我的}\ndescription: {en: Two labs}\nlabs:\n  - scheduler\n  - no-such-lab\n  - scheduler\n"
+	os.WriteFile(filepath.Join(dir, "my-track", "track.yaml"), []byte(track), 0o644)
+	_, errOut, code = podpath(t, nil, "labs", "validate", dir)
+	for _, want := range []string{
+		"my-track/track.yaml:3: description needs its Chinese text (zh: ...)",
+		"my-track/track.yaml:7: lab \"scheduler\" is listed twice (first at line 5)",
+	} {
+		if code != 1 || !strings.Contains(errOut, filepath.Join(dir, want)) {
+			t.Errorf("broken track: exit %d, want %q in stderr:\n%s", code, want, errOut)
+		}
+	}
+	// Fixed but for a lab that is not there: a problem of CheckTracks.
+	track = strings.Replace(track, "{en: Two labs}", "{en: Two labs, zh: 两个实验}", 1)
+	os.WriteFile(filepath.Join(dir, "my-track", "track.yaml"), []byte(strings.TrimSuffix(track, "  - scheduler\n")), 0o644)
+	out, errOut, code = podpath(t, nil, "labs", "validate", dir)
+	if code != 1 || !strings.Contains(errOut, filepath.Join(dir, "my-track/track.yaml")+":6: no lab \"no-such-lab\"") {
+		t.Errorf("unknown lab: exit %d, stdout %s, stderr %s", code, out, errOut)
+	}
+	os.WriteFile(filepath.Join(dir, "my-track", "track.yaml"), []byte(strings.Replace(track, "  - no-such-lab\n  - scheduler\n", "  - yaml-to-process\n", 1)), 0o644)
+	out, errOut, code = podpath(t, nil, "labs", "validate", dir)
+	if code != 0 || !strings.Contains(out, "0 labs, 0 steps, 1 tracks: no problems") || !strings.Contains(out, "track my-track") {
+		t.Errorf("a track of built-in labs: exit %d, stdout %s, stderr %s", code, out, errOut)
+	}
+}
+
 func TestSandboxBadInput(t *testing.T) {
 	_, errOut, code := podpath(t, nil, "sandbox", "create", "Bad_Name")
 	if code != 1 || !strings.Contains(errOut, "invalid sandbox name") {

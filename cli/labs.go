@@ -16,17 +16,28 @@ func labsCmd() *cobra.Command {
 	var strict bool
 	validate := &cobra.Command{
 		Use:   "validate [DIR...]",
-		Short: "Check labs for schema and reference errors (the built-in labs when no folder is given)",
+		Short: "Check labs and tracks for schema and reference errors (the built-in ones when no folder is given)",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var all []*labs.Lab
+			var tracks []*labs.Track
 			var problems labs.Problems
+			// known are labs a track may list besides those validated
+			// here: a track in a folder may list built-in labs.
+			var known []*labs.Lab
 			if len(args) == 0 {
 				all, problems = labs.Builtin()
+				tr, ps := labs.BuiltinTracks()
+				tracks, problems = tr, append(problems, ps...)
+			} else {
+				known, _ = labs.Builtin()
 			}
 			for _, d := range args {
 				l, ps := labs.LoadDir(d)
-				all, problems = append(all, l...), append(problems, ps...)
+				tr, tps := labs.LoadDirTracks(d)
+				all, tracks = append(all, l...), append(tracks, tr...)
+				problems = append(append(problems, ps...), tps...)
 			}
+			problems = append(problems, labs.CheckTracks(tracks, append(known, all...))...)
 			for _, l := range all {
 				problems = append(problems, l.Warnings...)
 			}
@@ -50,7 +61,10 @@ func labsCmd() *cobra.Command {
 			if warnings > 0 {
 				note = fmt.Sprintf(" (%d warning(s): --strict fails on them)", warnings)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%d labs, %d steps: no problems%s\n", len(all), steps, note)
+			fmt.Fprintf(cmd.OutOrStdout(), "%d labs, %d steps, %d tracks: no problems%s\n", len(all), steps, len(tracks), note)
+			for _, t := range tracks {
+				fmt.Fprintf(cmd.OutOrStdout(), "track %s (%s): %s\n", t.ID, t.File, strings.Join(t.Labs, ", "))
+			}
 			return nil
 		},
 	}

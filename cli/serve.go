@@ -36,13 +36,17 @@ func serveCmd() *cobra.Command {
 			if len(problems) > 0 {
 				return fmt.Errorf("the labs have problems (podpath labs validate shows them):\n%w", problems)
 			}
+			tracks, problems := labs.CatalogTracks(all, cfg.LabDirs...)
+			if len(problems) > 0 {
+				return fmt.Errorf("the tracks have problems (podpath labs validate shows them):\n%w", problems)
+			}
 			st, err := openMigrated(ctx, cfg.DatabaseURL, log)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
 			mgr := sandbox.NewManager(sandbox.WithNodeImage(cfg.NodeImage), sandbox.WithLogger(log.With("component", "sandbox")))
-			srv, err := server.New(cfg, server.Deps{Store: st, Sandboxes: session.Manager(mgr), Labs: all, Log: log})
+			srv, err := server.New(cfg, server.Deps{Store: st, Sandboxes: session.Manager(mgr), Labs: all, Tracks: tracks, Log: log})
 			if err != nil {
 				return err
 			}
@@ -54,7 +58,7 @@ func serveCmd() *cobra.Command {
 			if url == "" {
 				url = "http://" + displayAddr(ln.Addr().String())
 			}
-			log.Info("podpath is serving", "url", url, "labs", len(all), "nodeImage", cfg.NodeImage)
+			log.Info("podpath is serving", "url", url, "labs", len(all), "tracks", len(tracks), "nodeImage", cfg.NodeImage)
 			fmt.Fprintf(cmd.OutOrStdout(), "podpath is up: open %s\n", url)
 			return srv.Run(ctx, ln)
 		},

@@ -67,12 +67,16 @@ func startServer(t *testing.T, cfg server.Config, mgr session.Sandboxes) *env {
 	if len(ps) > 0 {
 		t.Fatalf("built-in labs: %v", ps)
 	}
+	tracks, ps := labs.CatalogTracks(all)
+	if len(ps) > 0 {
+		t.Fatalf("built-in tracks: %v", ps)
+	}
 	level := slog.LevelWarn
 	if os.Getenv("PODPATH_TEST_LOG") != "" {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	srv, err := server.New(cfg, server.Deps{Store: st, Sandboxes: mgr, Labs: all, Log: log})
+	srv, err := server.New(cfg, server.Deps{Store: st, Sandboxes: mgr, Labs: all, Tracks: tracks, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}

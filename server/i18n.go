@@ -73,6 +73,11 @@ var messages = map[string]map[string]string{
 		"reconnect":      "Reconnect",
 		"error":          "Something went wrong",
 		"level":          "Level",
+		"tracks":         "Tracks",
+		"alllabs":        "All labs",
+		"trackcount":     "{done} of {total} labs done",
+		"tracknext":      "Next: {lab}",
+		"trackdone":      "All labs done",
 
 		// Workshops: the instructor's pages, the learner's side of the lab page, joining.
 		"wsnav":             "Workshops",
@@ -241,6 +246,11 @@ var messages = map[string]map[string]string{
 		"reconnect":      "重新连接",
 		"error":          "出错了",
 		"level":          "难度",
+		"tracks":         "学习路线",
+		"alllabs":        "全部实验",
+		"trackcount":     "已完成 {done}/{total} 个实验",
+		"tracknext":      "下一个：{lab}",
+		"trackdone":      "全部完成",
 
 		// 工作坊。
 		"wsnav":             "工作坊",

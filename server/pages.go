@@ -24,6 +24,9 @@ type pages struct {
 
 var pageNames = []string{"home", "login", "signup", "session", "error", "conflict", "workshops", "workshop", "watch"}
 
+// pagePartials are the sections a page includes from files of their own.
+var pagePartials = map[string][]string{"home": {"templates/tracks.html"}}
+
 func newPages() (*pages, error) {
 	p := &pages{t: map[string]*template.Template{}}
 	funcs := template.FuncMap{
@@ -38,7 +41,8 @@ func newPages() (*pages, error) {
 		},
 	}
 	for _, name := range pageNames {
-		t, err := template.New(name).Funcs(funcs).ParseFS(web.Templates, "templates/layout.html", "templates/"+name+".html")
+		files := append([]string{"templates/layout.html", "templates/" + name + ".html"}, pagePartials[name]...)
+		t, err := template.New(name).Funcs(funcs).ParseFS(web.Templates, files...)
 		if err != nil {
 			return nil, fmt.Errorf("page template %s: %w", name, err)
 		}
@@ -98,9 +102,45 @@ func (s *Server) pageHome(c echo.Context) error {
 	for _, l := range s.labs {
 		cards = append(cards, labCard{Lab: labView(l, lg), Active: active != nil && active.LabID == l.ID})
 	}
-	d := map[string]any{"Labs": cards, "Active": active}
+	tracks, err := s.trackCards(c, active)
+	if err != nil {
+		return err
+	}
+	d := map[string]any{"Labs": cards, "Active": active, "Tracks": tracks}
 	s.homeTeams(c, currentUser(c), d)
 	return s.pages.render(c, http.StatusOK, "home", s.pageData(c, d))
+}
+
+// trackCard is a track on the home page (web/templates/tracks.html).
+type trackCard struct {
+	Track TrackView
+	// Count says how many of the track's labs are done; NextLabel is the
+	// button to its next lab.
+	Count, NextLabel string
+	Active           bool // the learner's active session is of the next lab
+}
+
+func (s *Server) trackCards(c echo.Context, active *store.LabSession) ([]trackCard, error) {
+	views, err := s.trackViews(c)
+	if err != nil {
+		return nil, err
+	}
+	lg := lang(c)
+	var cards []trackCard
+	for _, v := range views {
+		if v.Total == 0 {
+			continue
+		}
+		card := trackCard{Track: v, Active: active != nil && v.Next != "" && active.LabID == v.Next,
+			Count: strings.NewReplacer("{done}", fmt.Sprint(v.Completed), "{total}", fmt.Sprint(v.Total)).Replace(translate("trackcount", lg))}
+		for _, l := range v.Labs {
+			if l.ID == v.Next {
+				card.NextLabel = strings.ReplaceAll(translate("tracknext", lg), "{lab}", l.Title)
+			}
+		}
+		cards = append(cards, card)
+	}
+	return cards, nil
 }
 
 func (s *Server) pageLogin(c echo.Context) error {

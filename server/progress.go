@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/podpath/podpath/labs"
 	"github.com/podpath/podpath/store"
 )
 
@@ -56,6 +57,9 @@ func (s *Server) progressOf(records []*store.LabRecord, lg string) map[int64]map
 			out[r.UserID] = byLab
 		}
 		p := byLab[l.ID]
+		if p == nil && !r.Active && len(r.Steps) == 0 {
+			continue // a session ended before any check is not a start
+		}
 		if p == nil {
 			started := r.StartedAt
 			p = &LabProgress{Lab: l.ID, Title: l.Title.In(lg), Status: progressInProgress, StartedAt: &started}
@@ -384,5 +388,17 @@ type trackInfo struct {
 	title func(lg string) string
 }
 
-// trackLabs finds a track by id. (Tracks land with track.yaml.)
-func (s *Server) trackLabs(id string) (trackInfo, bool) { return trackInfo{}, false }
+// trackLabs finds a track by id.
+func (s *Server) trackLabs(id string) (trackInfo, bool) {
+	t := labs.FindTrack(s.tracks, id)
+	if t == nil {
+		return trackInfo{}, false
+	}
+	info := trackInfo{title: t.Title.In}
+	for _, id := range t.Labs {
+		if labs.Find(s.labs, id) != nil { // as the track's own view: labs this server lacks are left out
+			info.labs = append(info.labs, id)
+		}
+	}
+	return info, true
+}

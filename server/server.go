@@ -29,6 +29,7 @@ type Server struct {
 	cfg     Config
 	store   *store.Store
 	labs    []*labs.Lab
+	tracks  []*labs.Track
 	echo    *echo.Echo
 	log     *slog.Logger
 	engine  *session.Engine
@@ -54,7 +55,10 @@ type Deps struct {
 	Store     *store.Store
 	Sandboxes session.Sandboxes
 	Labs      []*labs.Lab
-	Log       *slog.Logger
+	// Tracks are the tracks the home page and GET /api/tracks show; nil
+	// is none. Their labs should be among Labs (labs.CatalogTracks checks).
+	Tracks []*labs.Track
+	Log    *slog.Logger
 }
 
 // New builds the server; Run starts it.
@@ -71,7 +75,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	dummy, _ := bcrypt.GenerateFromPassword([]byte("podpath dummy password"), bcrypt.DefaultCost)
 	s := &Server{
-		cfg: cfg, store: d.Store, labs: d.Labs, log: d.Log,
+		cfg: cfg, store: d.Store, labs: d.Labs, tracks: d.Tracks, log: d.Log,
 		metrics: newMetrics(), md: newMarkdown(), limiter: newLoginLimiter(),
 		dummyHash: dummy, proxies: proxies, streams: newStreamCounter(cfg.MaxEventStreams),
 		wsHub: newWorkshopHub(), closing: make(chan struct{}),
@@ -143,6 +147,8 @@ func (s *Server) routes() *echo.Echo {
 	api.POST("/logout", s.apiLogout)
 	api.GET("/labs", s.apiLabs)
 	api.GET("/labs/:lab", s.apiLab)
+	api.GET("/tracks", s.apiTracks)
+	api.GET("/tracks/:track", s.apiTrack)
 	auth := api.Group("", s.requireUserAPI)
 	auth.GET("/me", s.apiMe)
 	auth.POST("/labs/:lab/sessions", s.apiStart, clusterWork)

@@ -389,4 +389,22 @@ func TestTeams(t *testing.T) {
 		t.Fatalf("noah sees %d sessions in his history", len(noahHist.Sessions))
 	}
 	_ = noahID
+
+	// A track: its labs in order, yaml-to-process done, scheduler next.
+	if r := ann.do("POST", a+"/assignments", map[string]any{"kind": "track", "ref": "from-yaml-to-process", "dueAt": tomorrow}); r.status != 201 {
+		t.Fatalf("assign the track: %d %s", r.status, r.body)
+	}
+	mine = nil
+	mia.do("GET", "/api/me/assignments", nil).json(t, &mine)
+	var track *server.MyAssignment
+	for i := range mine {
+		if mine[i].Kind == "track" {
+			track = &mine[i]
+		}
+	}
+	all, _ := labs.Builtin()
+	if track == nil || track.Progress.LabsTotal != len(all) || track.Progress.LabsDone != 1 || track.Progress.NextLab != "scheduler" ||
+		track.Progress.Status != "in_progress" || track.Title != "From YAML to a process" {
+		t.Fatalf("the track assignment: %+v", track)
+	}
 }
