@@ -23,6 +23,8 @@ CREATE TABLE team_members (
     PRIMARY KEY (team_id, user_id)
 );
 CREATE INDEX team_members_user ON team_members (user_id);
+-- Reports and progress read a user's lab sessions.
+CREATE INDEX lab_sessions_user ON lab_sessions (user_id, created_at);
 
 -- An invite link's token is shown once; only its hash is kept.
 CREATE TABLE team_invites (
