@@ -87,6 +87,13 @@ func serveCmd() *cobra.Command {
 	f.DurationVar(&cfg.HTTPWriteTimeout, "http-write-timeout", cfg.HTTPWriteTimeout, "longest time to write an ordinary response (PODPATH_HTTP_WRITE_TIMEOUT)")
 	f.DurationVar(&cfg.HTTPIdleTimeout, "http-idle-timeout", cfg.HTTPIdleTimeout, "close idle keep-alive connections after (PODPATH_HTTP_IDLE_TIMEOUT)")
 	f.IntVar(&cfg.MaxEventStreams, "max-event-streams", cfg.MaxEventStreams, "event streams one user may hold open (PODPATH_MAX_EVENT_STREAMS)")
+	f.StringVar(&cfg.OIDCIssuer, "oidc-issuer", cfg.OIDCIssuer, "OpenID provider's issuer URL; turns on single sign-on (PODPATH_OIDC_ISSUER)")
+	f.StringVar(&cfg.OIDCClientID, "oidc-client-id", cfg.OIDCClientID, "client ID at the OpenID provider (PODPATH_OIDC_CLIENT_ID)")
+	f.StringVar(&cfg.OIDCClientSecret, "oidc-client-secret", cfg.OIDCClientSecret, "client secret at the OpenID provider; prefer the variable, flags show in ps (PODPATH_OIDC_CLIENT_SECRET)")
+	f.StringSliceVar(&cfg.OIDCAllowedDomains, "oidc-allowed-domains", cfg.OIDCAllowedDomains, "e-mail domains that may sign in with SSO; empty: any (PODPATH_OIDC_ALLOWED_DOMAINS)")
+	f.StringVar(&cfg.OIDCGroupsClaim, "oidc-groups-claim", cfg.OIDCGroupsClaim, "ID token claim matched against teams' SSO groups (PODPATH_OIDC_GROUPS_CLAIM)")
+	f.StringVar(&cfg.OIDCName, "oidc-name", cfg.OIDCName, "label of the single sign-on button (PODPATH_OIDC_NAME)")
+	f.BoolVar(&cfg.PasswordLogin, "password-login", cfg.PasswordLogin, "allow password sign-in and sign-up; false: single sign-on only, for everyone (PODPATH_PASSWORD_LOGIN)")
 	f.StringVar(&logLevel, "log-level", envOr("PODPATH_LOG_LEVEL", "info"), "debug, info, warn or error (PODPATH_LOG_LEVEL)")
 	return cmd
 }

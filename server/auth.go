@@ -241,11 +241,18 @@ func (s *Server) fromTrustedProxy(c echo.Context) bool {
 // errSignupClosed tells someone how to get an account when sign-up is closed.
 const errSignupClosed = "sign-up is closed on this server: ask its admin for an account"
 
+// errPasswordOff answers a password sign-in or sign-up when
+// PODPATH_PASSWORD_LOGIN=false.
+const errPasswordOff = "password sign-in is turned off on this server: sign in with single sign-on (the button on /login, or GET /auth/oidc/login)"
+
 // errBadLogin is the one answer to a wrong email or password.
 var errBadLogin = errors.New("wrong email or password")
 
 // login checks credentials and, when they match, signs the user in.
 func (s *Server) login(c echo.Context, email, password string) (*store.User, string, error) {
+	if !s.cfg.PasswordLogin {
+		return nil, "", apiError(http.StatusForbidden, errPasswordOff)
+	}
 	email = strings.TrimSpace(email)
 	if !s.limiter.allow(loginKeys(clientIP(c), email)...) {
 		return nil, "", apiError(http.StatusTooManyRequests, "too many sign-in attempts; wait a minute and try again")
@@ -260,6 +267,12 @@ func (s *Server) login(c echo.Context, email, password string) (*store.User, str
 	if err != nil {
 		return nil, "", err
 	}
+	if u.PasswordHash == "" {
+		// An account made by single sign-on has no password: it signs in
+		// there only. Same time, same answer as a wrong password.
+		_ = bcrypt.CompareHashAndPassword(s.dummyHash, []byte(password))
+		return nil, "", errBadLogin
+	}
 	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(password)) != nil {
 		return nil, "", errBadLogin
 	}
@@ -269,7 +282,13 @@ func (s *Server) login(c echo.Context, email, password string) (*store.User, str
 
 // signup creates a learner account and signs it in.
 func (s *Server) signup(c echo.Context, email, name, password string) (*store.User, string, error) {
+	if !s.cfg.PasswordLogin {
+		return nil, "", apiError(http.StatusForbidden, errPasswordOff)
+	}
 	if !s.cfg.AllowSignup {
+		if s.cfg.SSO() {
+			return nil, "", apiError(http.StatusForbidden, "sign-up is closed on this server: sign in with single sign-on instead (the button on /login); your account is made at the first sign-in")
+		}
 		return nil, "", apiError(http.StatusForbidden, errSignupClosed)
 	}
 	email, err := ValidateEmail(email)

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"runtime"
 	"strconv"
@@ -89,7 +90,29 @@ type Config struct {
 	HTTPIdleTimeout time.Duration
 	// MaxEventStreams is how many event streams one user may hold open.
 	MaxEventStreams int
+
+	// Single sign-on with OpenID Connect (docs/SSO-section.md). It is on
+	// when OIDCIssuer is set; the redirect URI to register at the provider
+	// is PublicURL + /auth/oidc/callback.
+	OIDCIssuer       string
+	OIDCClientID     string
+	OIDCClientSecret string
+	// OIDCAllowedDomains are the e-mail domains that may sign in (empty:
+	// any verified address).
+	OIDCAllowedDomains []string
+	// OIDCGroupsClaim names the ID token claim whose values are matched
+	// against teams' SSO groups.
+	OIDCGroupsClaim string
+	// OIDCName labels the sign-in button.
+	OIDCName string
+	// PasswordLogin allows signing in (and signing up) with a password.
+	// Off, nobody signs in with a password, admins included: accounts sign
+	// in through single sign-on only.
+	PasswordLogin bool
 }
+
+// SSO reports whether single sign-on is configured.
+func (c *Config) SSO() bool { return c.OIDCIssuer != "" }
 
 // Secure reports whether cookies are marked Secure: forced, or because the
 // public URL is https. It reads the final configuration, flags included.
@@ -119,6 +142,9 @@ func DefaultConfig() Config {
 		HTTPWriteTimeout:     2 * time.Minute,
 		HTTPIdleTimeout:      2 * time.Minute,
 		MaxEventStreams:      8,
+		OIDCGroupsClaim:      "groups",
+		OIDCName:             "Sign in with SSO",
+		PasswordLogin:        true,
 	}
 	c.applyEnv(os.Getenv)
 	return c
@@ -150,6 +176,13 @@ var EnvVars = [][3]string{
 	{"PODPATH_HTTP_WRITE_TIMEOUT", "2m", "longest time to write an ordinary response (event streams, terminals and cluster work have their own)"},
 	{"PODPATH_HTTP_IDLE_TIMEOUT", "2m", "close keep-alive connections idle this long"},
 	{"PODPATH_MAX_EVENT_STREAMS", "8", "event streams (lab pages) one user may hold open"},
+	{"PODPATH_OIDC_ISSUER", "", "OpenID provider's issuer URL; turns on single sign-on (register PODPATH_PUBLIC_URL/auth/oidc/callback there)"},
+	{"PODPATH_OIDC_CLIENT_ID", "", "client ID podpath has at the OpenID provider"},
+	{"PODPATH_OIDC_CLIENT_SECRET", "", "client secret podpath has at the OpenID provider"},
+	{"PODPATH_OIDC_ALLOWED_DOMAINS", "", "e-mail domains that may sign in with SSO, separated by commas (empty: any verified address)"},
+	{"PODPATH_OIDC_GROUPS_CLAIM", "groups", "ID token claim whose values are matched against teams' SSO groups"},
+	{"PODPATH_OIDC_NAME", "Sign in with SSO", "label of the single sign-on button"},
+	{"PODPATH_PASSWORD_LOGIN", "true", "false turns off password sign-in and sign-up for everyone (admins too): single sign-on only"},
 }
 
 func (c *Config) applyEnv(get func(string) string) {
@@ -211,6 +244,17 @@ func (c *Config) applyEnv(get func(string) string) {
 	dur("PODPATH_HTTP_WRITE_TIMEOUT", &c.HTTPWriteTimeout)
 	dur("PODPATH_HTTP_IDLE_TIMEOUT", &c.HTTPIdleTimeout)
 	integer("PODPATH_MAX_EVENT_STREAMS", &c.MaxEventStreams)
+	str("PODPATH_OIDC_ISSUER", &c.OIDCIssuer)
+	str("PODPATH_OIDC_CLIENT_ID", &c.OIDCClientID)
+	str("PODPATH_OIDC_CLIENT_SECRET", &c.OIDCClientSecret)
+	if v := get("PODPATH_OIDC_ALLOWED_DOMAINS"); v != "" {
+		c.OIDCAllowedDomains = strings.Split(v, ",")
+	}
+	str("PODPATH_OIDC_GROUPS_CLAIM", &c.OIDCGroupsClaim)
+	str("PODPATH_OIDC_NAME", &c.OIDCName)
+	if v := get("PODPATH_PASSWORD_LOGIN"); v != "" {
+		c.PasswordLogin = !(v == "false" || v == "0")
+	}
 }
 
 // trustedProxies parses TrustedProxies; a bare address is a /32 (or /128).
@@ -271,7 +315,72 @@ func (c *Config) Validate() error {
 	if _, err := c.trustedProxies(); err != nil {
 		return err
 	}
+	return c.validateSSO()
+}
+
+// validateSSO checks the single sign-on settings and normalises the
+// allowed domains (lower case, no "@", no blanks).
+func (c *Config) validateSSO() error {
+	if !c.SSO() {
+		switch {
+		case c.OIDCClientID != "" || c.OIDCClientSecret != "" || len(c.OIDCAllowedDomains) > 0:
+			return fmt.Errorf("PODPATH_OIDC_CLIENT_ID, PODPATH_OIDC_CLIENT_SECRET or PODPATH_OIDC_ALLOWED_DOMAINS is set but PODPATH_OIDC_ISSUER is not: set the provider's issuer URL to turn on single sign-on, or unset the others")
+		case !c.PasswordLogin:
+			return fmt.Errorf("PODPATH_PASSWORD_LOGIN=false turns off passwords, but no single sign-on is configured, so nobody could sign in: set PODPATH_OIDC_ISSUER, PODPATH_OIDC_CLIENT_ID and PODPATH_OIDC_CLIENT_SECRET, or leave password sign-in on")
+		}
+		return nil
+	}
+	u, err := url.Parse(c.OIDCIssuer)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("PODPATH_OIDC_ISSUER %q is not an issuer URL like https://login.example.com (the provider's discovery document is at ISSUER/.well-known/openid-configuration)", c.OIDCIssuer)
+	}
+	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
+		return fmt.Errorf("PODPATH_OIDC_ISSUER %q must use https (http is allowed for localhost only, for testing)", c.OIDCIssuer)
+	}
+	switch {
+	case c.OIDCClientID == "":
+		return fmt.Errorf("PODPATH_OIDC_ISSUER is set but PODPATH_OIDC_CLIENT_ID is not: register podpath as a client at the provider and set its client ID")
+	case c.OIDCClientSecret == "":
+		return fmt.Errorf("PODPATH_OIDC_ISSUER is set but PODPATH_OIDC_CLIENT_SECRET is not: podpath is a confidential client; set the secret the provider gave for client %q", c.OIDCClientID)
+	case c.PublicURL == "":
+		return fmt.Errorf("single sign-on needs PODPATH_PUBLIC_URL: the redirect URI registered at the provider is PODPATH_PUBLIC_URL/auth/oidc/callback")
+	case strings.TrimSpace(c.OIDCGroupsClaim) == "":
+		return fmt.Errorf("PODPATH_OIDC_GROUPS_CLAIM is empty: name the ID token claim that lists the user's groups (usually groups)")
+	case c.AllowSignup && !c.PasswordLogin:
+		return fmt.Errorf("PODPATH_ALLOW_SIGNUP=true makes password accounts but PODPATH_PASSWORD_LOGIN=false turns passwords off: unset PODPATH_ALLOW_SIGNUP (single sign-on makes an account at the first sign-in)")
+	}
+	if pu, err := url.Parse(c.PublicURL); err != nil || pu.Host == "" || (pu.Scheme != "https" && pu.Scheme != "http") {
+		return fmt.Errorf("PODPATH_PUBLIC_URL %q is not a URL like https://podpath.example.com; single sign-on builds its redirect URI from it", c.PublicURL)
+	}
+	if strings.TrimSpace(c.OIDCName) == "" {
+		c.OIDCName = "Sign in with SSO"
+	}
+	var domains []string
+	for _, d := range c.OIDCAllowedDomains {
+		d = strings.ToLower(strings.TrimPrefix(strings.TrimSpace(d), "@"))
+		if d == "" {
+			continue
+		}
+		if strings.ContainsAny(d, "@/: ") || !strings.Contains(d, ".") && d != "localhost" {
+			return fmt.Errorf("PODPATH_OIDC_ALLOWED_DOMAINS: %q is not an e-mail domain like example.com", d)
+		}
+		domains = append(domains, d)
+	}
+	c.OIDCAllowedDomains = domains
 	return nil
+}
+
+// OIDCRedirectURL is the redirect URI to register at the OpenID provider.
+func (c *Config) OIDCRedirectURL() string {
+	return strings.TrimRight(c.PublicURL, "/") + "/auth/oidc/callback"
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func memTotalMiB() int {

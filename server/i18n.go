@@ -79,6 +79,23 @@ var messages = map[string]map[string]string{
 		"tracknext":      "Next: {lab}",
 		"trackdone":      "All labs done",
 
+		// Single sign-on.
+		"orpassword":      "or with your password",
+		"passwordoffnote": "This server signs you in through your organisation's single sign-on only.",
+		"passwordoff":     "Password sign-in is turned off on this server: use the single sign-on button above.",
+		"ssomakesaccount": "Signing in with single sign-on makes one.",
+		"startagain":      "Start the sign-in again",
+		"ssobadstate":     "The sign-in could not be verified (it was already used, was started in another browser, or the link was changed); start again.",
+		"ssoexpired":      "The sign-in took longer than 10 minutes; start again.",
+		"ssodenied":       "The identity provider did not sign you in ({why}); start again, or ask your admin if it keeps happening.",
+		"ssocode":         "The identity provider refused the sign-in code (a code works once, and only for the browser that asked for it); start again.",
+		"ssoidtoken":      "The identity provider's answer could not be verified; start again. If it keeps happening, the admin should check the server log and PODPATH_OIDC_ISSUER, PODPATH_OIDC_CLIENT_ID.",
+		"ssounavailable":  "Single sign-on is not available right now: the identity provider does not answer. Try again in a minute; if it keeps failing, the admin should check PODPATH_OIDC_ISSUER and the server log.",
+		"ssonoemail":      "The identity provider did not give a usable e-mail address; allow podpath the email scope at the provider (or ask your admin), then start again.",
+		"ssounverified":   "Your e-mail address {email} is not verified at the identity provider; verify it there, then start again.",
+		"ssodomain":       "Single sign-on here is for e-mail addresses at {domains}; you signed in as {email}. Sign in with an account of those domains, or ask your admin.",
+		"ssoguest":        "This e-mail address belongs to a workshop guest, which cannot sign in with single sign-on; ask your admin.",
+
 		// Workshops: the instructor's pages, the learner's side of the lab page, joining.
 		"wsnav":             "Workshops",
 		"wsneedinstructor":  "Workshops are run by instructors. An admin can make your account one with podpath user role --email you@example.com --role instructor.",
@@ -251,6 +268,23 @@ var messages = map[string]map[string]string{
 		"trackcount":     "已完成 {done}/{total} 个实验",
 		"tracknext":      "下一个：{lab}",
 		"trackdone":      "全部完成",
+
+		// 单点登录。
+		"orpassword":      "或使用密码",
+		"passwordoffnote": "本服务器只通过你所在组织的单点登录来登录。",
+		"passwordoff":     "本服务器已关闭密码登录：请使用上方的单点登录按钮。",
+		"ssomakesaccount": "通过单点登录登录即会创建账号。",
+		"startagain":      "重新开始登录",
+		"ssobadstate":     "无法验证这次登录（它已被使用过、在另一个浏览器中发起，或链接被改动）；请重新开始。",
+		"ssoexpired":      "这次登录超过了 10 分钟；请重新开始。",
+		"ssodenied":       "身份提供方没有让你登录（{why}）；请重新开始，若一再发生请询问管理员。",
+		"ssocode":         "身份提供方拒绝了登录码（登录码只能用一次，且只对请求它的浏览器有效）；请重新开始。",
+		"ssoidtoken":      "无法验证身份提供方的回应；请重新开始。若一再发生，管理员应查看服务器日志以及 PODPATH_OIDC_ISSUER、PODPATH_OIDC_CLIENT_ID。",
+		"ssounavailable":  "单点登录暂时不可用：身份提供方没有回应。请一分钟后再试；若持续失败，管理员应检查 PODPATH_OIDC_ISSUER 和服务器日志。",
+		"ssonoemail":      "身份提供方没有给出可用的电子邮件地址；请在身份提供方处为 podpath 允许 email 范围（或询问管理员），然后重新开始。",
+		"ssounverified":   "你的电子邮件地址 {email} 在身份提供方处尚未验证；请先在那里验证，然后重新开始。",
+		"ssodomain":       "这里的单点登录只对 {domains} 的电子邮件地址开放；你登录的是 {email}。请用这些域名的账号登录，或询问管理员。",
+		"ssoguest":        "这个电子邮件地址属于工作坊访客，访客不能使用单点登录；请询问管理员。",
 
 		// 工作坊。
 		"wsnav":             "工作坊",

@@ -75,7 +75,8 @@ func (s *Server) pageData(c echo.Context, extra map[string]any) map[string]any {
 	if q := c.QueryParam("lang"); q == "en" || q == "zh" {
 		c.SetCookie(&http.Cookie{Name: "lang", Value: q, Path: "/", MaxAge: 365 * 24 * 3600, SameSite: http.SameSiteLaxMode, Secure: s.secure(c)})
 	}
-	d := map[string]any{"Lang": lg, "User": currentUser(c), "Path": c.Request().URL.Path, "AllowSignup": s.cfg.AllowSignup}
+	d := map[string]any{"Lang": lg, "User": currentUser(c), "Path": c.Request().URL.Path, "AllowSignup": s.cfg.AllowSignup,
+		"SSO": s.cfg.SSO(), "SSOName": s.cfg.OIDCName, "PasswordLogin": s.cfg.PasswordLogin}
 	if ws := currentWebSession(c); ws != nil {
 		d["CSRF"] = ws.CSRFToken
 	}
@@ -144,7 +145,25 @@ func (s *Server) trackCards(c echo.Context, active *store.LabSession) ([]trackCa
 }
 
 func (s *Server) pageLogin(c echo.Context) error {
-	return s.pages.render(c, http.StatusOK, "login", s.pageData(c, map[string]any{"Next": safeNext(c.QueryParam("next")), "FormCSRF": s.formCSRF(c)}))
+	extra := map[string]any{}
+	if s.sso != nil && s.sso.unavailable() != nil {
+		extra["Error"] = translate("ssounavailable", lang(c))
+	}
+	return s.renderLogin(c, http.StatusOK, extra)
+}
+
+// renderLogin shows the sign-in page: the single sign-on button when it is
+// configured, the password form unless password sign-in is off.
+func (s *Server) renderLogin(c echo.Context, status int, extra map[string]any) error {
+	next := safeNext(c.QueryParam("next"))
+	if c.Request().Method == http.MethodPost {
+		next = safeNext(c.FormValue("next"))
+	}
+	d := map[string]any{"Next": next, "FormCSRF": s.formCSRF(c)}
+	for k, v := range extra {
+		d[k] = v
+	}
+	return s.pages.render(c, status, "login", s.pageData(c, d))
 }
 
 func (s *Server) pageSignup(c echo.Context) error {
@@ -184,13 +203,16 @@ func (s *Server) formLogin(c echo.Context) error {
 		return err
 	}
 	next := safeNext(c.FormValue("next"))
+	if !s.cfg.PasswordLogin {
+		return s.renderLogin(c, http.StatusForbidden, map[string]any{"Error": translate("passwordoff", lang(c))})
+	}
 	_, _, err := s.login(c, c.FormValue("email"), c.FormValue("password"))
 	if err != nil {
 		var ae *apiErr
 		if !errors.Is(err, errBadLogin) && !errors.As(err, &ae) {
 			return err
 		}
-		return s.pages.render(c, http.StatusUnauthorized, "login", s.pageData(c, map[string]any{"Error": formMessage(err), "Email": c.FormValue("email"), "Next": next, "FormCSRF": s.formCSRF(c)}))
+		return s.renderLogin(c, http.StatusUnauthorized, map[string]any{"Error": formMessage(err), "Email": c.FormValue("email")})
 	}
 	return c.Redirect(http.StatusSeeOther, next)
 }

@@ -41,6 +41,7 @@ type Server struct {
 	proxies []*net.IPNet // PODPATH_TRUSTED_PROXIES
 	streams *streamCounter
 	wsHub   *workshopHub
+	sso     *ssoClient // nil without single sign-on
 	// closing is closed when the server shuts down (ends workshop streams).
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -79,6 +80,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 		metrics: newMetrics(), md: newMarkdown(), limiter: newLoginLimiter(),
 		dummyHash: dummy, proxies: proxies, streams: newStreamCounter(cfg.MaxEventStreams),
 		wsHub: newWorkshopHub(), closing: make(chan struct{}),
+	}
+	if s.cfg.SSO() {
+		s.sso = newSSOClient(&s.cfg)
 	}
 	pg, err := newPages()
 	if err != nil {
@@ -129,6 +133,8 @@ func (s *Server) routes() *echo.Echo {
 	e.GET("/login", s.pageLogin)
 	e.POST("/login", s.formLogin)
 	e.POST("/logout", s.formLogout)
+	e.GET("/auth/oidc/login", s.ssoLogin)
+	e.GET("/auth/oidc/callback", s.ssoCallback)
 	// Routes that may wait on a cluster (waking, deleting, checking) get
 	// clusterWork's longer write deadline.
 	e.POST("/labs/:lab/start", s.formStart, s.requireUserPage, clusterWork)
@@ -151,6 +157,7 @@ func (s *Server) routes() *echo.Echo {
 	api.GET("/tracks/:track", s.apiTrack)
 	auth := api.Group("", s.requireUserAPI)
 	auth.GET("/me", s.apiMe)
+	auth.GET("/me/teams", s.apiMyTeams)
 	auth.POST("/labs/:lab/sessions", s.apiStart, clusterWork)
 	auth.GET("/sessions", s.apiSessions)
 	auth.GET("/sessions/:id", s.apiSession)
