@@ -382,30 +382,16 @@ func (s *Server) apiMyTeams(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	as, err := s.store.UserAssignments(ctx, u.ID)
+	as, err := s.myAssignments(c, u)
 	if err != nil {
 		return err
 	}
-	type teamView struct {
-		ID   int64  `json:"id"`
-		Name string `json:"name"`
-		Role string `json:"role"`
-	}
-	type assignmentView struct {
-		TeamName string    `json:"teamName"`
-		Kind     string    `json:"kind"`
-		Ref      string    `json:"ref"`
-		DueAt    time.Time `json:"dueAt"`
-	}
 	out := struct {
-		Teams       []teamView       `json:"teams"`
-		Assignments []assignmentView `json:"assignments"`
-	}{Teams: []teamView{}, Assignments: []assignmentView{}}
+		Teams       []TeamListItem  `json:"teams"`
+		Assignments []*MyAssignment `json:"assignments"`
+	}{Teams: []TeamListItem{}, Assignments: as}
 	for i, t := range teams {
-		out.Teams = append(out.Teams, teamView{ID: t.ID, Name: t.Name, Role: roles[i]})
-	}
-	for _, a := range as {
-		out.Assignments = append(out.Assignments, assignmentView{TeamName: a.TeamName, Kind: a.Kind, Ref: a.Ref, DueAt: a.DueAt})
+		out.Teams = append(out.Teams, TeamListItem{Team: t, Role: roles[i]})
 	}
 	return c.JSON(http.StatusOK, out)
 }
