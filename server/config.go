@@ -91,7 +91,7 @@ type Config struct {
 	// MaxEventStreams is how many event streams one user may hold open.
 	MaxEventStreams int
 
-	// Single sign-on with OpenID Connect (docs/SSO-section.md). It is on
+	// Single sign-on with OpenID Connect (docs/TEAMS.md). It is on
 	// when OIDCIssuer is set; the redirect URI to register at the provider
 	// is PublicURL + /auth/oidc/callback.
 	OIDCIssuer       string

@@ -23,7 +23,7 @@ import (
 // PKCE (S256), a state and a nonce, all three kept in the database under
 // the hash of the state and bound to the browser by the ssoCookie; a
 // state is taken (deleted) by the first callback that brings it. See
-// docs/SSO-section.md and docs/SECURITY.md.
+// docs/TEAMS.md and docs/SECURITY.md.
 
 // ssoCookie binds a sign-in under way to the browser that started it.
 const ssoCookie = "podpath_oidc"
