@@ -83,6 +83,8 @@ func serveCmd() *cobra.Command {
 	f.DurationVar(&cfg.HTTPWriteTimeout, "http-write-timeout", cfg.HTTPWriteTimeout, "longest time to write an ordinary response (PODPATH_HTTP_WRITE_TIMEOUT)")
 	f.DurationVar(&cfg.HTTPIdleTimeout, "http-idle-timeout", cfg.HTTPIdleTimeout, "close idle keep-alive connections after (PODPATH_HTTP_IDLE_TIMEOUT)")
 	f.IntVar(&cfg.MaxEventStreams, "max-event-streams", cfg.MaxEventStreams, "event streams one user may hold open (PODPATH_MAX_EVENT_STREAMS)")
+	f.DurationVar(&cfg.WebhookBackoff, "webhook-backoff", cfg.WebhookBackoff, "wait after a webhook delivery's first failure, doubled after each (PODPATH_WEBHOOK_BACKOFF)")
+	f.IntVar(&cfg.WebhookMaxAttempts, "webhook-max-attempts", cfg.WebhookMaxAttempts, "attempts a webhook delivery gets before it fails (PODPATH_WEBHOOK_MAX_ATTEMPTS)")
 	f.StringVar(&logLevel, "log-level", envOr("PODPATH_LOG_LEVEL", "info"), "debug, info, warn or error (PODPATH_LOG_LEVEL)")
 	return cmd
 }

@@ -89,6 +89,13 @@ type Config struct {
 	HTTPIdleTimeout time.Duration
 	// MaxEventStreams is how many event streams one user may hold open.
 	MaxEventStreams int
+
+	// WebhookBackoff is the wait after a webhook delivery's first failure,
+	// doubled after each further one (capped at an hour);
+	// WebhookMaxAttempts is how many attempts a delivery gets before it is
+	// failed (see docs/TEAMS.md).
+	WebhookBackoff     time.Duration
+	WebhookMaxAttempts int
 }
 
 // Secure reports whether cookies are marked Secure: forced, or because the
@@ -119,6 +126,8 @@ func DefaultConfig() Config {
 		HTTPWriteTimeout:     2 * time.Minute,
 		HTTPIdleTimeout:      2 * time.Minute,
 		MaxEventStreams:      8,
+		WebhookBackoff:       2 * time.Second,
+		WebhookMaxAttempts:   12,
 	}
 	c.applyEnv(os.Getenv)
 	return c
@@ -150,6 +159,8 @@ var EnvVars = [][3]string{
 	{"PODPATH_HTTP_WRITE_TIMEOUT", "2m", "longest time to write an ordinary response (event streams, terminals and cluster work have their own)"},
 	{"PODPATH_HTTP_IDLE_TIMEOUT", "2m", "close keep-alive connections idle this long"},
 	{"PODPATH_MAX_EVENT_STREAMS", "8", "event streams (lab pages) one user may hold open"},
+	{"PODPATH_WEBHOOK_BACKOFF", "2s", "wait after a webhook delivery's first failure, doubled after each further one (at most 1h)"},
+	{"PODPATH_WEBHOOK_MAX_ATTEMPTS", "12", "attempts a webhook delivery gets before it is marked failed"},
 }
 
 func (c *Config) applyEnv(get func(string) string) {
@@ -211,6 +222,8 @@ func (c *Config) applyEnv(get func(string) string) {
 	dur("PODPATH_HTTP_WRITE_TIMEOUT", &c.HTTPWriteTimeout)
 	dur("PODPATH_HTTP_IDLE_TIMEOUT", &c.HTTPIdleTimeout)
 	integer("PODPATH_MAX_EVENT_STREAMS", &c.MaxEventStreams)
+	dur("PODPATH_WEBHOOK_BACKOFF", &c.WebhookBackoff)
+	integer("PODPATH_WEBHOOK_MAX_ATTEMPTS", &c.WebhookMaxAttempts)
 }
 
 // trustedProxies parses TrustedProxies; a bare address is a /32 (or /128).
@@ -257,6 +270,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("the HTTP read, write and idle timeouts must be positive (PODPATH_HTTP_READ_TIMEOUT, PODPATH_HTTP_WRITE_TIMEOUT, PODPATH_HTTP_IDLE_TIMEOUT)")
 	case c.MaxEventStreams < 1:
 		return fmt.Errorf("max event streams must be at least 1 (PODPATH_MAX_EVENT_STREAMS)")
+	case c.WebhookBackoff < 0 || c.WebhookBackoff > time.Hour:
+		return fmt.Errorf("the webhook backoff (%s) must be between 0 (the default, 2s) and 1h (PODPATH_WEBHOOK_BACKOFF)", c.WebhookBackoff)
+	case c.WebhookMaxAttempts < 0 || c.WebhookMaxAttempts > 100:
+		return fmt.Errorf("webhook max attempts (%d) must be between 1 and 100, or 0 for the default 12 (PODPATH_WEBHOOK_MAX_ATTEMPTS)", c.WebhookMaxAttempts)
 	}
 	if c.WarmPoolSpec != "" {
 		pool, err := session.ParsePool(c.WarmPoolSpec)
