@@ -52,9 +52,10 @@ func (s *Server) labStarted(ctx context.Context, sess *store.LabSession) {
 	})
 }
 
-// attempted follows a check or skip: step.passed for a check that passed,
-// and lab.completed, once per session, when it was the last step to pass
-// or skip.
+// attempted follows a check or skip: step.passed for a check that passed
+// the step (once per step and session: checking a passed step again sends
+// nothing), and lab.completed, once per session, when it was the last step
+// to pass or skip.
 func (s *Server) attempted(ctx context.Context, sess *store.LabSession, a *store.Attempt) {
 	if !a.Passed {
 		return
@@ -70,7 +71,7 @@ func (s *Server) attempted(ctx context.Context, sess *store.LabSession, a *store
 	}
 	user := s.hookUser(ctx, sess.UserID)
 	if a.Kind == store.AttemptCheck {
-		s.emit(ctx, webhooks.StepPassed, webhooks.StepPassedData{
+		s.emitOnce(ctx, "step.passed:"+sess.ID.String()+":"+a.StepID, webhooks.StepPassed, webhooks.StepPassedData{
 			User: user, LabID: sess.LabID, SessionID: sess.ID.String(), WorkshopID: sess.WorkshopID,
 			StepID: a.StepID, Attempts: statuses[a.StepID].Attempts,
 		})

@@ -230,7 +230,7 @@ func (d *Dispatcher) deliver(ctx context.Context, c *store.ClaimedDelivery) time
 	case err != nil:
 		d.log.Warn("webhooks: record a delivery", "delivery", c.ID, "err", err)
 	case !ok:
-		d.log.Warn("webhooks: a delivery outlived its lease and was taken by another dispatcher; raise the lease above the HTTP timeout", "delivery", c.ID)
+		d.log.Warn("webhooks: the outcome of a delivery was not recorded: its webhook was deleted meanwhile, or its lease ran out and another dispatcher took it (keep the lease above the HTTP timeout)", "delivery", c.ID)
 	case res.Delivered:
 		d.log.Debug("webhook delivered", "delivery", c.ID, "event", c.EventID, "type", c.EventType, "attempt", attempt)
 	case res.Retry.IsZero():

@@ -51,7 +51,8 @@ type LabStartedData struct {
 }
 
 // StepPassedData is step.passed: a check passed a step (a skip does not
-// count). Attempts counts the step's checks in the session, this one too.
+// count), sent once per step and session. Attempts counts the step's
+// checks and skips in the session, this one too.
 type StepPassedData struct {
 	User       User   `json:"user"`
 	LabID      string `json:"labId"`
