@@ -94,6 +94,8 @@ func serveCmd() *cobra.Command {
 	f.StringVar(&cfg.OIDCGroupsClaim, "oidc-groups-claim", cfg.OIDCGroupsClaim, "ID token claim matched against teams' SSO groups (PODPATH_OIDC_GROUPS_CLAIM)")
 	f.StringVar(&cfg.OIDCName, "oidc-name", cfg.OIDCName, "label of the single sign-on button (PODPATH_OIDC_NAME)")
 	f.BoolVar(&cfg.PasswordLogin, "password-login", cfg.PasswordLogin, "allow password sign-in and sign-up; false: single sign-on only, for everyone (PODPATH_PASSWORD_LOGIN)")
+	f.DurationVar(&cfg.WebhookBackoff, "webhook-backoff", cfg.WebhookBackoff, "wait after a webhook delivery's first failure, doubled after each (PODPATH_WEBHOOK_BACKOFF)")
+	f.IntVar(&cfg.WebhookMaxAttempts, "webhook-max-attempts", cfg.WebhookMaxAttempts, "attempts a webhook delivery gets before it fails (PODPATH_WEBHOOK_MAX_ATTEMPTS)")
 	f.StringVar(&logLevel, "log-level", envOr("PODPATH_LOG_LEVEL", "info"), "debug, info, warn or error (PODPATH_LOG_LEVEL)")
 	return cmd
 }

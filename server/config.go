@@ -109,6 +109,12 @@ type Config struct {
 	// Off, nobody signs in with a password, admins included: accounts sign
 	// in through single sign-on only.
 	PasswordLogin bool
+	// WebhookBackoff is the wait after a webhook delivery's first failure,
+	// doubled after each further one (capped at an hour);
+	// WebhookMaxAttempts is how many attempts a delivery gets before it is
+	// failed (see docs/TEAMS.md).
+	WebhookBackoff     time.Duration
+	WebhookMaxAttempts int
 }
 
 // SSO reports whether single sign-on is configured.
@@ -145,6 +151,8 @@ func DefaultConfig() Config {
 		OIDCGroupsClaim:      "groups",
 		OIDCName:             "Sign in with SSO",
 		PasswordLogin:        true,
+		WebhookBackoff:       2 * time.Second,
+		WebhookMaxAttempts:   12,
 	}
 	c.applyEnv(os.Getenv)
 	return c
@@ -183,6 +191,8 @@ var EnvVars = [][3]string{
 	{"PODPATH_OIDC_GROUPS_CLAIM", "groups", "ID token claim whose values are matched against teams' SSO groups"},
 	{"PODPATH_OIDC_NAME", "Sign in with SSO", "label of the single sign-on button"},
 	{"PODPATH_PASSWORD_LOGIN", "true", "false turns off password sign-in and sign-up for everyone (admins too): single sign-on only"},
+	{"PODPATH_WEBHOOK_BACKOFF", "2s", "wait after a webhook delivery's first failure, doubled after each further one (at most 1h)"},
+	{"PODPATH_WEBHOOK_MAX_ATTEMPTS", "12", "attempts a webhook delivery gets before it is marked failed"},
 }
 
 func (c *Config) applyEnv(get func(string) string) {
@@ -255,6 +265,8 @@ func (c *Config) applyEnv(get func(string) string) {
 	if v := get("PODPATH_PASSWORD_LOGIN"); v != "" {
 		c.PasswordLogin = !(v == "false" || v == "0")
 	}
+	dur("PODPATH_WEBHOOK_BACKOFF", &c.WebhookBackoff)
+	integer("PODPATH_WEBHOOK_MAX_ATTEMPTS", &c.WebhookMaxAttempts)
 }
 
 // trustedProxies parses TrustedProxies; a bare address is a /32 (or /128).
@@ -301,6 +313,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("the HTTP read, write and idle timeouts must be positive (PODPATH_HTTP_READ_TIMEOUT, PODPATH_HTTP_WRITE_TIMEOUT, PODPATH_HTTP_IDLE_TIMEOUT)")
 	case c.MaxEventStreams < 1:
 		return fmt.Errorf("max event streams must be at least 1 (PODPATH_MAX_EVENT_STREAMS)")
+	case c.WebhookBackoff < 0 || c.WebhookBackoff > time.Hour:
+		return fmt.Errorf("the webhook backoff (%s) must be between 0 (the default, 2s) and 1h (PODPATH_WEBHOOK_BACKOFF)", c.WebhookBackoff)
+	case c.WebhookMaxAttempts < 0 || c.WebhookMaxAttempts > 100:
+		return fmt.Errorf("webhook max attempts (%d) must be between 1 and 100, or 0 for the default 12 (PODPATH_WEBHOOK_MAX_ATTEMPTS)", c.WebhookMaxAttempts)
 	}
 	if c.WarmPoolSpec != "" {
 		pool, err := session.ParsePool(c.WarmPoolSpec)

@@ -290,6 +290,7 @@ func (s *Server) formStart(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	s.labStarted(ctx, sess)
 	if sess.WorkshopID != nil {
 		s.startedInWorkshop(ctx, sess)
 	}

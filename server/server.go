@@ -22,6 +22,7 @@ import (
 	"github.com/podpath/podpath/labs"
 	"github.com/podpath/podpath/session"
 	"github.com/podpath/podpath/store"
+	"github.com/podpath/podpath/webhooks"
 )
 
 // Server is podpath serve.
@@ -42,6 +43,7 @@ type Server struct {
 	streams *streamCounter
 	wsHub   *workshopHub
 	sso     *ssoClient // nil without single sign-on
+	hooks   *webhooks.Dispatcher
 	// closing is closed when the server shuts down (ends workshop streams).
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -90,6 +92,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s.pages = pg
 	s.terms = newTerminals(s)
+	s.hooks = webhooks.New(d.Store, nil, d.Log, webhooks.Options{Backoff: cfg.WebhookBackoff, MaxAttempts: cfg.WebhookMaxAttempts})
 	s.engine = session.New(session.Config{
 		NodeImage: cfg.NodeImage, CapacityCPU: cfg.CapacityCPU, CapacityMemory: cfg.CapacityMemory,
 		ProvisionConcurrency: cfg.ProvisionConcurrency, IdleTimeout: cfg.IdleTimeout, MaxLifetime: cfg.MaxLifetime,
@@ -170,6 +173,12 @@ func (s *Server) routes() *echo.Echo {
 	auth.DELETE("/sessions/:id", s.apiEnd, clusterWork)
 	auth.GET("/sessions/:id/terminal/:node", s.apiTerminal, clusterWork)
 	auth.GET("/admin/pool", s.apiAdminPool, s.requireAdmin)
+	hooks := auth.Group("/admin/webhooks", s.requireAdminAPI)
+	hooks.POST("", s.apiCreateWebhook)
+	hooks.GET("", s.apiWebhooks)
+	hooks.DELETE("/:id", s.apiDeleteWebhook)
+	hooks.GET("/:id/deliveries", s.apiWebhookDeliveries)
+	hooks.POST("/:id/deliveries/:delivery/retry", s.apiRetryDelivery)
 	auth.POST("/sessions/:id/hand", s.apiHand)
 	auth.POST("/sessions/:id/takeover/end", s.apiEndTakeover)
 	api.POST("/join", s.apiJoin, clusterWork)
@@ -272,6 +281,13 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	srv := s.newHTTPServer(s.echo)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	// Webhook deliveries need only the database: they start at once
+	// (sending what a stopped server left in the outbox) and stop after
+	// the last request has written its events.
+	hooksCtx, stopHooks := context.WithCancel(context.WithoutCancel(ctx))
+	hooksDone := make(chan struct{})
+	go func() { s.hooks.Run(hooksCtx); close(hooksDone) }()
+	defer func() { stopHooks(); <-hooksDone }()
 	if err := s.store.EndOpenTakeovers(ctx); err != nil {
 		s.log.Warn("close take-over records a stopped server left open", "err", err)
 	}

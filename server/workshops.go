@@ -1123,7 +1123,11 @@ func (s *Server) carryProgress(ctx context.Context, sess *store.LabSession) erro
 }
 
 func (s *Server) startInWorkshop(ctx context.Context, w *store.Workshop, userID int64, l *labs.Lab) (*store.LabSession, error) {
-	return s.engine.Start(ctx, userID, l, session.WithWorkshop(w.ID), session.WithLifetime(workshopLifetime(w)))
+	sess, err := s.engine.Start(ctx, userID, l, session.WithWorkshop(w.ID), session.WithLifetime(workshopLifetime(w)))
+	if err == nil {
+		s.labStarted(ctx, sess)
+	}
+	return sess, err
 }
 
 // workshopLifetime is how long a session of the workshop may last: until
@@ -1447,6 +1451,7 @@ func (s *Server) endWorkshop(ctx context.Context, w *store.Workshop, reason stri
 	if err := s.store.EndWorkshop(ctx, w.ID); err != nil {
 		return err
 	}
+	s.workshopEnded(ctx, w)
 	s.engine.Prepare(w.ID, 0, 0, nil)
 	sessions, err := s.store.WorkshopSessions(ctx, w.ID)
 	if err != nil {

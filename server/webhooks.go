@@ -1,0 +1,319 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/podpath/podpath/store"
+	"github.com/podpath/podpath/webhooks"
+)
+
+// --- events ---
+
+// emit records a webhook event for delivery. It only writes the outbox
+// (the dispatcher sends it later) and never fails the request that caused
+// it: an error is logged. It outlives a client that hangs up.
+func (s *Server) emit(ctx context.Context, eventType string, data any) {
+	s.emitOnce(ctx, "", eventType, data)
+}
+
+// emitOnce is emit for an event that happens once per key.
+func (s *Server) emitOnce(ctx context.Context, key, eventType string, data any) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if _, err := s.hooks.EnqueueOnce(ctx, key, eventType, data); err != nil {
+		s.log.Error("webhooks: record an event (it will not be sent)", "type", eventType, "key", key, "err", err)
+	}
+}
+
+func (s *Server) hookUser(ctx context.Context, id int64) webhooks.User {
+	u := webhooks.User{ID: id}
+	if user, err := s.store.UserByID(ctx, id); err == nil {
+		u.Email = user.Email
+	} else {
+		s.log.Warn("webhooks: read the event's user", "user", id, "err", err)
+	}
+	return u
+}
+
+// labStarted follows every start of a lab session: lab.started.
+func (s *Server) labStarted(ctx context.Context, sess *store.LabSession) {
+	s.emit(ctx, webhooks.LabStarted, webhooks.LabStartedData{
+		User: s.hookUser(ctx, sess.UserID), LabID: sess.LabID, SessionID: sess.ID.String(), WorkshopID: sess.WorkshopID,
+	})
+}
+
+// attempted follows a check or skip: step.passed for a check that passed
+// the step (once per step and session: checking a passed step again sends
+// nothing), and lab.completed, once per session, when it was the last step
+// to pass or skip.
+func (s *Server) attempted(ctx context.Context, sess *store.LabSession, a *store.Attempt) {
+	if !a.Passed {
+		return
+	}
+	l := s.engine.SessionLab(sess)
+	if l == nil {
+		return
+	}
+	statuses, err := s.store.StepStatuses(ctx, sess.ID)
+	if err != nil {
+		s.log.Warn("webhooks: read step statuses", "session", sess.ID, "err", err)
+		return
+	}
+	user := s.hookUser(ctx, sess.UserID)
+	if a.Kind == store.AttemptCheck {
+		s.emitOnce(ctx, "step.passed:"+sess.ID.String()+":"+a.StepID, webhooks.StepPassed, webhooks.StepPassedData{
+			User: user, LabID: sess.LabID, SessionID: sess.ID.String(), WorkshopID: sess.WorkshopID,
+			StepID: a.StepID, Attempts: statuses[a.StepID].Attempts,
+		})
+	}
+	sum := labSummary(l, s.labs, statuses, sess.CreatedAt, "en")
+	if sum == nil {
+		return
+	}
+	attempts := 0
+	for _, st := range l.Steps {
+		attempts += statuses[st.ID].Attempts
+	}
+	s.emitOnce(ctx, "lab.completed:"+sess.ID.String(), webhooks.LabCompleted, webhooks.LabCompletedData{
+		User: user, LabID: sess.LabID, SessionID: sess.ID.String(), WorkshopID: sess.WorkshopID,
+		CompletedAt: sum.FinishedAt.UTC(), TimeSpentSeconds: sum.DurationMS / 1000, Attempts: attempts, Skips: len(sum.Skipped),
+	})
+}
+
+// workshopEnded follows the end of a workshop: workshop.ended, once.
+func (s *Server) workshopEnded(ctx context.Context, w *store.Workshop) {
+	s.emitOnce(ctx, "workshop.ended:"+strconv.FormatInt(w.ID, 10), webhooks.WorkshopEnded, webhooks.WorkshopEndedData{
+		WorkshopID: w.ID, Title: w.Title, Learners: w.Learners,
+	})
+}
+
+// --- admin API ---
+
+// WebhookView is a webhook as the API shows it: never its secret, only
+// the secret's last 4 characters, to tell secrets apart.
+type WebhookView struct {
+	ID         int64     `json:"id"`
+	URL        string    `json:"url"`
+	Events     []string  `json:"events"`
+	SecretHint string    `json:"secretHint"`
+	CreatedBy  *int64    `json:"createdBy,omitempty"`
+	CreatedAt  time.Time `json:"createdAt"`
+}
+
+func webhookView(w *store.Webhook) WebhookView {
+	hint := w.Secret
+	if r := []rune(hint); len(r) > 4 {
+		hint = "…" + string(r[len(r)-4:])
+	}
+	return WebhookView{ID: w.ID, URL: w.URL, Events: w.Events, SecretHint: hint, CreatedBy: w.CreatedBy, CreatedAt: w.CreatedAt}
+}
+
+// DeliveryView is one event's delivery to a webhook.
+type DeliveryView struct {
+	ID             int64   `json:"id"`
+	EventID        string  `json:"eventId"`
+	Type           string  `json:"type"`
+	Status         string  `json:"status"`
+	Attempts       int     `json:"attempts"`
+	LastStatusCode *int    `json:"lastStatusCode"`
+	LastError      *string `json:"lastError"`
+	// NextAttemptAt is set while the delivery is pending.
+	NextAttemptAt *time.Time `json:"nextAttemptAt"`
+	DeliveredAt   *time.Time `json:"deliveredAt"`
+	CreatedAt     time.Time  `json:"createdAt"`
+}
+
+func deliveryView(d *store.Delivery) DeliveryView {
+	v := DeliveryView{ID: d.ID, EventID: d.EventID.String(), Type: d.EventType, Status: d.Status, Attempts: d.Attempts,
+		LastStatusCode: d.LastStatusCode, LastError: d.LastError, DeliveredAt: d.DeliveredAt, CreatedAt: d.CreatedAt}
+	if d.Status == store.DeliveryPending {
+		next := d.NextAttemptAt
+		v.NextAttemptAt = &next
+	}
+	return v
+}
+
+type webhookRequest struct {
+	URL    string   `json:"url"`
+	Secret string   `json:"secret"`
+	Events []string `json:"events"`
+}
+
+// Secret lengths a webhook accepts.
+const (
+	minWebhookSecret = 16
+	maxWebhookSecret = 256
+	maxWebhookURL    = 2000
+)
+
+// checkWebhook says what to fix in a registration, or returns its URL and
+// events cleaned up (events de-duplicated, in the order sent).
+func checkWebhook(r *webhookRequest) (string, []string, error) {
+	bad := func(format string, args ...any) (string, []string, error) {
+		return "", nil, apiError(http.StatusBadRequest, fmt.Sprintf(format, args...))
+	}
+	raw := strings.TrimSpace(r.URL)
+	if raw == "" {
+		return bad(`send "url": the http:// or https:// address podpath POSTs events to`)
+	}
+	if len(raw) > maxWebhookURL {
+		return bad(`"url" is too long (%d characters at most)`, maxWebhookURL)
+	}
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return bad(`"url" %.100q is not a URL: %v`, raw, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return bad(`"url" %.100q must start with http:// or https:// (podpath POSTs JSON to it)`, raw)
+	case u.Host == "" || u.Hostname() == "":
+		return bad(`"url" %.100q has no host; send an absolute URL like https://hooks.example.com/podpath`, raw)
+	case u.User != nil:
+		return bad(`"url" must not hold a user name or password; the receiver checks the X-Podpath-Signature header instead`)
+	case u.Fragment != "":
+		return bad(`"url" must not have a #fragment (it is never sent to the receiver)`)
+	}
+	switch n := len(r.Secret); {
+	case strings.TrimSpace(r.Secret) == "":
+		return bad(`send "secret": the key deliveries are signed with (for example the output of: openssl rand -hex 32)`)
+	case n < minWebhookSecret:
+		return bad(`"secret" is %d characters; use at least %d (for example the output of: openssl rand -hex 32)`, n, minWebhookSecret)
+	case n > maxWebhookSecret:
+		return bad(`"secret" is too long (%d characters at most)`, maxWebhookSecret)
+	}
+	if len(r.Events) == 0 {
+		return bad(`send "events": a list of the event types to send, from: %s`, strings.Join(webhooks.Events, ", "))
+	}
+	var events []string
+	for _, e := range r.Events {
+		if !webhooks.Known(e) {
+			return bad(`%.60q is not an event type; "events" takes: %s`, e, strings.Join(webhooks.Events, ", "))
+		}
+		if !slices.Contains(events, e) {
+			events = append(events, e)
+		}
+	}
+	return u.String(), events, nil
+}
+
+// requireAdminAPI lets admins only through an API route.
+func (s *Server) requireAdminAPI(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if u := currentUser(c); u == nil || u.Role != store.RoleAdmin {
+			return apiError(http.StatusForbidden, "only admins may manage webhooks; sign in with an admin account (an admin can make one with: podpath user role --email YOU --role admin)")
+		}
+		return next(c)
+	}
+}
+
+func (s *Server) apiCreateWebhook(c echo.Context) error {
+	var req webhookRequest
+	if err := bindJSON(c, &req); err != nil {
+		return err
+	}
+	u, events, err := checkWebhook(&req)
+	if err != nil {
+		return err
+	}
+	w, err := s.store.CreateWebhook(c.Request().Context(), u, req.Secret, events, currentUser(c).ID)
+	if err != nil {
+		return err
+	}
+	s.log.Info("webhook registered", "webhook", w.ID, "url", w.URL, "events", w.Events, "by", currentUser(c).ID)
+	return c.JSON(http.StatusCreated, webhookView(w))
+}
+
+func (s *Server) apiWebhooks(c echo.Context) error {
+	list, err := s.store.Webhooks(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	out := make([]WebhookView, 0, len(list))
+	for _, w := range list {
+		out = append(out, webhookView(w))
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// adminWebhook is the webhook named in the path, deleted or not.
+func (s *Server) adminWebhook(c echo.Context) (*store.Webhook, error) {
+	id, err := pathID(c, "id", "webhook")
+	if err != nil {
+		return nil, err
+	}
+	w, err := s.store.WebhookByID(c.Request().Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, apiError(http.StatusNotFound, fmt.Sprintf("no webhook %d; GET /api/admin/webhooks lists them", id))
+	}
+	return w, err
+}
+
+func (s *Server) apiDeleteWebhook(c echo.Context) error {
+	w, err := s.adminWebhook(c)
+	if err != nil {
+		return err
+	}
+	if err := s.store.DisableWebhook(c.Request().Context(), w.ID); errors.Is(err, store.ErrNotFound) {
+		return apiError(http.StatusNotFound, fmt.Sprintf("webhook %d was already deleted", w.ID))
+	} else if err != nil {
+		return err
+	}
+	s.log.Info("webhook deleted", "webhook", w.ID, "by", currentUser(c).ID)
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) apiWebhookDeliveries(c echo.Context) error {
+	w, err := s.adminWebhook(c)
+	if err != nil {
+		return err
+	}
+	limit := 100
+	if v := c.QueryParam("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			return apiError(http.StatusBadRequest, fmt.Sprintf("limit %.20q must be a number from 1 to 1000", v))
+		}
+		limit = n
+	}
+	list, err := s.store.WebhookDeliveries(c.Request().Context(), w.ID, limit)
+	if err != nil {
+		return err
+	}
+	out := make([]DeliveryView, 0, len(list))
+	for _, d := range list {
+		out = append(out, deliveryView(d))
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) apiRetryDelivery(c echo.Context) error {
+	w, err := s.adminWebhook(c)
+	if err != nil {
+		return err
+	}
+	if w.DisabledAt != nil {
+		return apiError(http.StatusConflict, fmt.Sprintf("webhook %d was deleted; register the URL again to receive events", w.ID))
+	}
+	id, err := pathID(c, "delivery", "delivery")
+	if err != nil {
+		return err
+	}
+	d, err := s.store.RetryDelivery(c.Request().Context(), w.ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return apiError(http.StatusNotFound, fmt.Sprintf("webhook %d has no delivery %d left to retry (delivered ones are not sent again); GET /api/admin/webhooks/%d/deliveries lists them", w.ID, id, w.ID))
+	}
+	if err != nil {
+		return err
+	}
+	s.hooks.Poke()
+	return c.JSON(http.StatusAccepted, deliveryView(d))
+}
