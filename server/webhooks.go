@@ -13,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/podpath/podpath/labs"
 	"github.com/podpath/podpath/store"
 	"github.com/podpath/podpath/webhooks"
 )
@@ -88,6 +89,47 @@ func (s *Server) attempted(ctx context.Context, sess *store.LabSession, a *store
 		User: user, LabID: sess.LabID, SessionID: sess.ID.String(), WorkshopID: sess.WorkshopID,
 		CompletedAt: sum.FinishedAt.UTC(), TimeSpentSeconds: sum.DurationMS / 1000, Attempts: attempts, Skips: len(sum.Skipped),
 	})
+	s.tracksCompleted(ctx, sess, user)
+}
+
+// tracksCompleted sends track.completed, once per learner and track, for
+// every track of the session's lab whose labs the learner has now all
+// completed (by the rule of reports, progress.go).
+func (s *Server) tracksCompleted(ctx context.Context, sess *store.LabSession, user webhooks.User) {
+	var tracks []*labs.Track
+	for _, t := range s.tracks {
+		if slices.Contains(t.Labs, sess.LabID) {
+			tracks = append(tracks, t)
+		}
+	}
+	if len(tracks) == 0 {
+		return
+	}
+	records, err := s.store.LabRecords(ctx, []int64{sess.UserID})
+	if err != nil {
+		s.log.Warn("webhooks: read progress", "user", sess.UserID, "err", err)
+		return
+	}
+	prog := s.progressOf(records, "en")[sess.UserID]
+	for _, t := range tracks {
+		info, _ := s.trackLabs(t.ID)
+		var last time.Time
+		done := len(info.labs) > 0
+		for _, id := range info.labs {
+			p := prog[id]
+			if p == nil || p.Status != progressCompleted {
+				done = false
+				break
+			}
+			if p.CompletedAt.After(last) {
+				last = *p.CompletedAt
+			}
+		}
+		if done {
+			s.emitOnce(ctx, "track.completed:"+strconv.FormatInt(sess.UserID, 10)+":"+t.ID, webhooks.TrackCompleted,
+				webhooks.TrackCompletedData{User: user, TrackID: t.ID, CompletedAt: last.UTC()})
+		}
+	}
 }
 
 // workshopEnded follows the end of a workshop: workshop.ended, once.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,7 +36,9 @@ func TestAttemptEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	lab := testLab("three", 1, "a", "b", "c")
-	s, err := New(cfg, Deps{Store: st, Sandboxes: fakesandbox.New(), Labs: []*labs.Lab{lab}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	one := testLab("one", 2, "x")
+	track := &labs.Track{ID: "both", Title: labs.Text{"en": "Both", "zh": "两个"}, Labs: []string{"three", "one"}}
+	s, err := New(cfg, Deps{Store: st, Sandboxes: fakesandbox.New(), Labs: []*labs.Lab{lab, one}, Tracks: []*labs.Track{track}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,5 +106,29 @@ func TestAttemptEvents(t *testing.T) {
 	json.Unmarshal(done.Data, &completed)
 	if completed.Attempts != 5 || completed.Skips != 1 || completed.User.ID != u.ID || completed.CompletedAt.IsZero() || completed.TimeSpentSeconds < 0 {
 		t.Errorf("lab.completed: %s", done.Data)
+	}
+
+	// The track's other lab, twice: track.completed once, with the
+	// first completion's time.
+	for range 2 {
+		st.EndLabSession(ctx, sess.ID, "ended")
+		id = uuid.New()
+		sess, err = st.CreateLabSession(ctx, store.NewLabSession{ID: id, UserID: u.ID, LabID: "one", Lifetime: time.Hour, IdleTimeout: time.Hour,
+			SandboxName: "ls-test-" + id.String()[:8], Image: "podpath/node:latest", Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		attempt("x", store.AttemptCheck, true)
+	}
+	got = types()
+	want = []string{webhooks.StepPassed, webhooks.StepPassed, webhooks.LabCompleted, webhooks.StepPassed, webhooks.LabCompleted, webhooks.TrackCompleted, webhooks.StepPassed, webhooks.LabCompleted}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("outbox after the track's labs: %v, want %v", got, want)
+	}
+	list, _ = st.WebhookDeliveries(ctx, hook.ID, 100)
+	var tc struct{ Data webhooks.TrackCompletedData }
+	json.Unmarshal(list[2].Body, &tc)
+	if tc.Data.TrackID != "both" || tc.Data.User.ID != u.ID || tc.Data.CompletedAt.IsZero() {
+		t.Errorf("track.completed: %s", list[2].Body)
 	}
 }
