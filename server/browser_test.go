@@ -2,19 +2,29 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/podpath/podpath/internal/browser"
+	"github.com/podpath/podpath/internal/oidcprovider"
 	"github.com/podpath/podpath/internal/testenv"
 	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/server"
 	"github.com/podpath/podpath/session"
+	"github.com/podpath/podpath/store"
+	"github.com/podpath/podpath/webhooks"
 )
 
 // poll waits until a JavaScript expression is truthy.
@@ -62,16 +72,56 @@ func do(ctx context.Context, t *testing.T, steps ...chromedp.Action[chromedp.Voi
 	}
 }
 
-// TestBrowser signs up in a real headless Chromium, starts a lab, waits for
-// the terminal prompt, types a command and reads its output, runs a step's
-// command with its button, presses Check and reads the result, and ends the
-// session.
+// TestBrowser is a new engineer's first lab, on a real cluster, in a real
+// headless Chromium: they sign in through a real OpenID provider, land in
+// the team their group maps to, find the track the team assigned with its
+// due date, start its first lab from there, wait for the terminal prompt,
+// type a command and read its output, run a step's command with its
+// button, press Check and read the result, do the whole lab by its
+// buttons, and end the session. Then the team's lead sees the lab completed
+// in the report, and a webhook receiver has a signed lab.completed.
 func TestBrowser(t *testing.T) {
 	if _, err := browser.Path(); err != nil {
 		testenv.Missing(t, "Chromium (apt-get install -y chromium)")
 	}
 	mgr := manager(t)
-	e := startServer(t, testConfig(testenv.Postgres(t)), session.Manager(mgr))
+	addr := freeAddr(t)
+	cfg := testConfig(testenv.Postgres(t))
+	cfg.Listen, cfg.PublicURL = addr, "http://"+addr
+	cfg.OIDCClientID, cfg.OIDCClientSecret = "podpath", "client-secret"
+	cfg.OIDCAllowedDomains = []string{"example.com"}
+	idp, err := oidcprovider.Start(context.Background(), oidcprovider.Options{
+		Users:    []oidcprovider.User{{Username: "lin", Password: "lin-pw", Email: "lin@example.com", EmailVerified: true, Name: "Lin", Groups: []string{"platform-eng"}}},
+		ClientID: "podpath", ClientSecret: "client-secret", RedirectURIs: []string{cfg.OIDCRedirectURL()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(idp.Close)
+	cfg.OIDCIssuer = idp.Issuer()
+	e := startServer(t, cfg, session.Manager(mgr))
+
+	// The admin's side: a team mapped to the group, its lead, the track
+	// assigned for next week, a webhook receiver for completions.
+	bg := context.Background()
+	ann := e.account(t, "ann@example.com")
+	annUser, _ := e.store.UserByEmail(bg, "ann@example.com")
+	team, err := e.store.CreateTeam(bg, "Platform", "platform-eng", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.AddTeamMember(bg, team.ID, annUser.ID, store.TeamLead, store.ViaAdmin); err != nil {
+		t.Fatal(err)
+	}
+	due := time.Now().Add(7 * 24 * time.Hour).UTC().Truncate(time.Minute)
+	if _, err := e.store.Assign(bg, team.ID, store.AssignTrack, "from-yaml-to-process", due, annUser.ID); err != nil {
+		t.Fatal(err)
+	}
+	hooks := newHookReceiver(t)
+	if _, err := e.store.CreateWebhook(bg, hooks.url, hookSecret, []string{"lab.completed"}, annUser.ID); err != nil {
+		t.Fatal(err)
+	}
+
 	ctx, cancel, err := browser.New(context.Background(), 1366, 820)
 	if err != nil {
 		t.Fatal(err)
@@ -80,19 +130,18 @@ func TestBrowser(t *testing.T) {
 	ctx, stop := context.WithTimeout(ctx, 15*time.Minute)
 	defer stop()
 
-	do(ctx, t,
-		chromedp.Navigate(e.url+"/signup"),
-		chromedp.SendKeys(chromedp.CSS(`input[name=name]`), "Lin"),
-		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), "lin@example.com"),
-		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), "a good password"),
-		chromedp.Submit(chromedp.CSS(`input[name=password]`)),
-		chromedp.WaitVisible(chromedp.CSS(`.lab-card[data-lab="yaml-to-process"] button.start`)),
-	)
+	ssoSignIn(ctx, t, e, "lin", "lin-pw")
+	poll(ctx, t, "the assigned track", `document.querySelector('#assigned .assignment[data-ref="from-yaml-to-process"] button.start') !== null`, 30*time.Second)
 	who, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`.who`)))
 	if who != "Lin" {
 		t.Errorf("signed in as %q", who)
 	}
-	do(ctx, t, chromedp.Click(chromedp.CSS(`.lab-card[data-lab="yaml-to-process"] button.start`)))
+	assigned, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#assigned`)))
+	if !strings.Contains(assigned, "From YAML to a process") || !strings.Contains(assigned, "Platform") || !strings.Contains(assigned, "due "+due.Format("2006-01-02 15:04 UTC")) {
+		t.Errorf("Assigned to you: %q", assigned)
+	}
+	shot(ctx, t, "assigned")
+	do(ctx, t, chromedp.Click(chromedp.CSS(`#assigned .assignment[data-ref="from-yaml-to-process"] button.start`)))
 	poll(ctx, t, "the lab page", `location.pathname.startsWith("/sessions/")`, 30*time.Second)
 	sessionPath, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname`))
 	sessionID := strings.TrimPrefix(sessionPath, "/sessions/")
@@ -229,6 +278,29 @@ func TestBrowser(t *testing.T) {
 	}
 	shot(ctx, t, "lab-end")
 
+	// The lead sees it in the team's report; the receiver has a signed
+	// lab.completed for Lin's session.
+	var rep server.TeamReport
+	ann.do("GET", "/api/teams/"+strconv.FormatInt(team.ID, 10)+"/report", nil).json(t, &rep)
+	if len(rep.Members) != 2 {
+		t.Fatalf("report members: %d, want the lead and Lin", len(rep.Members))
+	}
+	for _, m := range rep.Members {
+		if m.Email != "lin@example.com" {
+			continue
+		}
+		p := m.Assignments[0]
+		if p.LabsDone != 1 || p.Labs[0].Lab != "yaml-to-process" || p.Labs[0].Status != "completed" || p.Labs[0].CompletedAt == nil || p.NextLab != "scheduler" || m.Via != "sso" {
+			t.Errorf("Lin in the report: %+v, first lab %+v", p, p.Labs[0])
+		}
+	}
+	ev := hooks.wait(t, "lab.completed", time.Minute)
+	var done struct{ Data webhooks.LabCompletedData }
+	json.Unmarshal(ev.body, &done)
+	if done.Data.LabID != "yaml-to-process" || done.Data.SessionID != sessionID || done.Data.User.Email != "lin@example.com" || done.Data.Skips != 0 {
+		t.Errorf("lab.completed: %s", ev.body)
+	}
+
 	// Ending the session deletes its cluster.
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(window.confirm = () => true, true)`)); err != nil {
 		t.Fatal(err)
@@ -239,6 +311,62 @@ func TestBrowser(t *testing.T) {
 	for _, s := range list {
 		if strings.HasSuffix(s.Name, strings.ReplaceAll(sessionID, "-", "")[:12]) {
 			t.Errorf("cluster %s still exists after the session ended", s.Name)
+		}
+	}
+}
+
+const hookSecret = "a-webhook-secret-of-32-characters"
+
+// hookReceiver is a webhook receiver that keeps every request whose
+// signature verifies, and fails the test on one that does not.
+type hookReceiver struct {
+	url  string
+	mu   sync.Mutex
+	got  []hookEvent
+	seen chan struct{}
+}
+
+type hookEvent struct {
+	typ  string
+	body []byte
+}
+
+func newHookReceiver(t *testing.T) *hookReceiver {
+	h := &hookReceiver{seen: make(chan struct{}, 100)}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if err := webhooks.Verify([]byte(hookSecret), r.Header.Get(webhooks.SignatureHeader), body, 5*time.Minute, time.Now()); err != nil {
+			t.Errorf("webhook %s: the signature does not verify: %v", r.Header.Get(webhooks.EventHeader), err)
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		h.mu.Lock()
+		h.got = append(h.got, hookEvent{typ: r.Header.Get(webhooks.EventHeader), body: body})
+		h.mu.Unlock()
+		h.seen <- struct{}{}
+	}))
+	t.Cleanup(srv.Close)
+	h.url = srv.URL
+	return h
+}
+
+// wait returns the first event of the type, waiting for it up to timeout.
+func (h *hookReceiver) wait(t *testing.T, typ string, timeout time.Duration) hookEvent {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		h.mu.Lock()
+		for _, ev := range h.got {
+			if ev.typ == typ {
+				h.mu.Unlock()
+				return ev
+			}
+		}
+		h.mu.Unlock()
+		select {
+		case <-h.seen:
+		case <-deadline:
+			t.Fatalf("no %s webhook within %s", typ, timeout)
 		}
 	}
 }

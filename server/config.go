@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -17,6 +18,9 @@ import (
 // PODPATH_* environment variable (DATABASE_URL for the database); see the
 // README's configuration table.
 type Config struct {
+	// envProblems are environment values that could not be read.
+	envProblems []string
+
 	// Listen is the address the HTTP server listens on.
 	Listen string
 	// PublicURL is how learners reach the server (printed, used for the
@@ -215,6 +219,25 @@ func (c *Config) applyEnv(get func(string) string) {
 			}
 		}
 	}
+	// A switch that guards sign-in must not be read loosely: "FALSE" or
+	// "off" leaving passwords on would fail open. Validate reports a value
+	// that is not a boolean.
+	boolean := func(key string, dst *bool) {
+		if v := get(key); v != "" {
+			b, err := strconv.ParseBool(v)
+			switch strings.ToLower(v) {
+			case "yes", "on":
+				b, err = true, nil
+			case "no", "off":
+				b, err = false, nil
+			}
+			if err != nil {
+				c.envProblems = append(c.envProblems, fmt.Sprintf("%s=%q is not true or false", key, v))
+				return
+			}
+			*dst = b
+		}
+	}
 	str("PODPATH_LISTEN", &c.Listen)
 	str("PODPATH_PUBLIC_URL", &c.PublicURL)
 	str("DATABASE_URL", &c.DatabaseURL)
@@ -240,12 +263,8 @@ func (c *Config) applyEnv(get func(string) string) {
 	str("PODPATH_WARM_POOL", &c.WarmPoolSpec)
 	// Whether an https public URL makes cookies Secure is decided from the
 	// final configuration (Secure), after flags, not here.
-	if v := get("PODPATH_SECURE_COOKIES"); v != "" {
-		c.SecureCookies = v == "true" || v == "1"
-	}
-	if v := get("PODPATH_ALLOW_SIGNUP"); v != "" {
-		c.AllowSignup = v == "true" || v == "1"
-	}
+	boolean("PODPATH_SECURE_COOKIES", &c.SecureCookies)
+	boolean("PODPATH_ALLOW_SIGNUP", &c.AllowSignup)
 	if v := get("PODPATH_TRUSTED_PROXIES"); v != "" {
 		c.TrustedProxies = strings.Split(v, ",")
 	}
@@ -262,9 +281,7 @@ func (c *Config) applyEnv(get func(string) string) {
 	}
 	str("PODPATH_OIDC_GROUPS_CLAIM", &c.OIDCGroupsClaim)
 	str("PODPATH_OIDC_NAME", &c.OIDCName)
-	if v := get("PODPATH_PASSWORD_LOGIN"); v != "" {
-		c.PasswordLogin = !(v == "false" || v == "0")
-	}
+	boolean("PODPATH_PASSWORD_LOGIN", &c.PasswordLogin)
 	dur("PODPATH_WEBHOOK_BACKOFF", &c.WebhookBackoff)
 	integer("PODPATH_WEBHOOK_MAX_ATTEMPTS", &c.WebhookMaxAttempts)
 }
@@ -300,6 +317,9 @@ func (c *Config) trustedProxies() ([]*net.IPNet, error) {
 
 // Validate says what is wrong with the configuration.
 func (c *Config) Validate() error {
+	if len(c.envProblems) > 0 {
+		return errors.New(strings.Join(c.envProblems, "; "))
+	}
 	switch {
 	case c.IdleTimeout <= 0 || c.MaxLifetime <= 0:
 		return fmt.Errorf("idle timeout and maximum lifetime must be positive")

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/csv"
 	"net/http"
 	"strconv"
@@ -42,14 +43,32 @@ type LabProgress struct {
 	Skips    int `json:"skips"`
 }
 
+// loadProgress reads the users' lab sessions and folds them into each
+// user's progress per lab: user id → lab id → progress. It returns the
+// records too, for a history.
+func (s *Server) loadProgress(ctx context.Context, userIDs []int64, lg string) (map[int64]map[string]*LabProgress, []*store.LabRecord, error) {
+	records, err := s.store.LabRecords(ctx, userIDs)
+	if err != nil {
+		return nil, nil, err
+	}
+	attempts, err := s.store.LabAttempts(ctx, userIDs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.progressOf(records, attempts, lg), records, nil
+}
+
 // progressOf folds lab records (oldest first) into each user's progress
-// per lab: user id → lab id → progress.
-func (s *Server) progressOf(records []*store.LabRecord, lg string) map[int64]map[string]*LabProgress {
+// per lab. A session ended before any check is no start. A lab is
+// completed by the first session in which every step was passed or
+// skipped, at the last of those first passes; attempts come from
+// LabAttempts (over all sessions, carried ones once).
+func (s *Server) progressOf(records []*store.LabRecord, attempts map[int64]map[string]int, lg string) map[int64]map[string]*LabProgress {
 	out := map[int64]map[string]*LabProgress{}
 	for _, r := range records {
 		l, err := s.findLab(r.LabID)
-		if err != nil {
-			continue // a lab no longer offered
+		if err != nil || (!r.Active && len(r.Steps) == 0) {
+			continue // a lab no longer offered; a session ended untouched
 		}
 		byLab := out[r.UserID]
 		if byLab == nil {
@@ -57,48 +76,39 @@ func (s *Server) progressOf(records []*store.LabRecord, lg string) map[int64]map
 			out[r.UserID] = byLab
 		}
 		p := byLab[l.ID]
-		if p == nil && !r.Active && len(r.Steps) == 0 {
-			continue // a session ended before any check is not a start
-		}
 		if p == nil {
 			started := r.StartedAt
-			p = &LabProgress{Lab: l.ID, Title: l.Title.In(lg), Status: progressInProgress, StartedAt: &started}
+			p = &LabProgress{Lab: l.ID, Title: l.Title.In(lg), Status: progressInProgress, StartedAt: &started, Attempts: attempts[r.UserID][l.ID]}
 			byLab[l.ID] = p
 		}
-		done, skips, current := true, 0, ""
+		if p.Status == progressCompleted {
+			continue // the first completion counts
+		}
+		skips, current := 0, ""
 		var finished time.Time
 		for _, st := range l.Steps {
-			status, ok := r.Steps[st.ID]
-			if ok {
-				p.Attempts += status.Attempts
-				if status.UpdatedAt.After(finished) {
-					finished = status.UpdatedAt
-				}
-			}
-			switch {
-			case ok && status.Status == store.StepSkipped:
-				skips++
-			case ok && status.Status == store.StepPassed:
-			default:
-				if done {
+			sr, ok := r.Steps[st.ID]
+			if !ok || sr.PassedAt == nil {
+				if current == "" {
 					current = st.ID
 				}
-				done = false
+				continue
+			}
+			if sr.Skipped {
+				skips++
+			}
+			if sr.PassedAt.After(finished) {
+				finished = *sr.PassedAt
 			}
 		}
-		if p.Status == progressCompleted {
-			continue // the first completion counts; later sessions only add attempts
-		}
-		p.Skips = skips
-		if done && len(l.Steps) > 0 {
+		p.Skips, p.CurrentStep = skips, current
+		if current == "" && len(l.Steps) > 0 {
 			p.Status, p.CurrentStep = progressCompleted, ""
 			p.CompletedAt = &finished
 			if d := finished.Sub(r.StartedAt); d > 0 {
 				p.TimeSpentSeconds = int64(d / time.Second)
 			}
-			continue
 		}
-		p.CurrentStep = current
 	}
 	return out
 }
@@ -113,9 +123,8 @@ type AssignmentView struct {
 func (s *Server) assignmentView(a *store.Assignment, lg string) *AssignmentView {
 	v := &AssignmentView{Assignment: a, Title: a.Ref, Labs: []string{}}
 	if a.Kind == store.AssignLab {
-		v.Labs = []string{a.Ref}
 		if l, err := s.findLab(a.Ref); err == nil {
-			v.Title = l.Title.In(lg)
+			v.Labs, v.Title = []string{a.Ref}, l.Title.In(lg)
 		}
 		return v
 	}
@@ -179,7 +188,9 @@ func (s *Server) assignmentProgress(a *AssignmentView, byLab map[string]*LabProg
 	default:
 		p.Status = progressNotStarted
 	}
-	p.Overdue = p.Status != progressCompleted && now.After(a.DueAt)
+	// Work this server no longer offers (a removed lab or track) is not
+	// overdue, and has nothing to start.
+	p.Overdue = p.Status != progressCompleted && p.LabsTotal > 0 && now.After(a.DueAt)
 	return p
 }
 
@@ -216,11 +227,10 @@ func (s *Server) teamReport(c echo.Context) (*TeamReport, error) {
 	for _, m := range members {
 		ids = append(ids, m.UserID)
 	}
-	records, err := s.store.LabRecords(ctx, ids)
+	prog, _, err := s.loadProgress(ctx, ids, lg)
 	if err != nil {
 		return nil, err
 	}
-	prog := s.progressOf(records, lg)
 	now := time.Now()
 	r := &TeamReport{Team: t, GeneratedAt: now.UTC(), Assignments: []*AssignmentView{}, Members: []*ReportMember{}}
 	for _, a := range as {
@@ -293,11 +303,11 @@ func (s *Server) myAssignments(c echo.Context, u *store.User) ([]*MyAssignment, 
 	if err != nil || len(as) == 0 {
 		return []*MyAssignment{}, err
 	}
-	records, err := s.store.LabRecords(ctx, []int64{u.ID})
+	all, _, err := s.loadProgress(ctx, []int64{u.ID}, lg)
 	if err != nil {
 		return nil, err
 	}
-	prog := s.progressOf(records, lg)[u.ID]
+	prog := all[u.ID]
 	now := time.Now()
 	out := []*MyAssignment{}
 	for _, a := range as {
@@ -339,7 +349,7 @@ type History struct {
 
 func (s *Server) history(c echo.Context, u *store.User) (*History, error) {
 	lg := lang(c)
-	records, err := s.store.LabRecords(c.Request().Context(), []int64{u.ID})
+	all, records, err := s.loadProgress(c.Request().Context(), []int64{u.ID}, lg)
 	if err != nil {
 		return nil, err
 	}
@@ -350,13 +360,12 @@ func (s *Server) history(c echo.Context, u *store.User) (*History, error) {
 		if l, err := s.findLab(r.LabID); err == nil {
 			e.Title, e.Steps = l.Title.In(lg), len(l.Steps)
 			for _, st := range l.Steps {
-				if ss, ok := r.Steps[st.ID]; ok {
-					e.Attempts += ss.Attempts
-					switch ss.Status {
-					case store.StepPassed:
+				if sr, ok := r.Steps[st.ID]; ok {
+					e.Attempts += sr.Attempts
+					if sr.PassedAt != nil {
 						e.StepsDone++
-					case store.StepSkipped:
-						e.StepsDone++
+					}
+					if sr.Skipped {
 						e.Skips++
 					}
 				}
@@ -365,7 +374,7 @@ func (s *Server) history(c echo.Context, u *store.User) (*History, error) {
 		}
 		h.Sessions = append(h.Sessions, e)
 	}
-	prog := s.progressOf(records, lg)[u.ID]
+	prog := all[u.ID]
 	for _, l := range s.labs {
 		if p := prog[l.ID]; p != nil {
 			h.Labs = append(h.Labs, p)

@@ -251,17 +251,14 @@ func (s *Server) ssoClaims(ctx context.Context, p *oidc.Provider, tok *oauth2.To
 	if err := idt.Claims(&claims); err != nil {
 		return nil, err
 	}
-	if str(claims["email"]) == "" {
-		info, err := p.UserInfo(s.sso.ctx(ctx), oauth2.StaticTokenSource(tok))
-		if err != nil {
+	// Some providers put the e-mail, or the groups, in userinfo only.
+	if noEmail := str(claims["email"]) == ""; noEmail || claims[s.cfg.OIDCGroupsClaim] == nil {
+		more, err := s.userInfo(ctx, p, tok, idt)
+		if err != nil && noEmail {
 			return nil, fmt.Errorf("the ID token has no email and userinfo failed: %w", err)
 		}
-		if info.Subject != idt.Subject {
-			return nil, errors.New("userinfo is about another subject than the ID token")
-		}
-		var more map[string]any
-		if err := info.Claims(&more); err != nil {
-			return nil, err
+		if err != nil {
+			s.log.Warn("single sign-on: userinfo (read for the groups claim)", "err", err)
 		}
 		for k, v := range more {
 			if _, ok := claims[k]; !ok {
@@ -306,6 +303,22 @@ func (s *Server) ssoClaims(ctx context.Context, p *oidc.Provider, tok *oauth2.To
 	return id, nil
 }
 
+// userInfo reads the provider's userinfo claims about the ID token's subject.
+func (s *Server) userInfo(ctx context.Context, p *oidc.Provider, tok *oauth2.Token, idt *oidc.IDToken) (map[string]any, error) {
+	info, err := p.UserInfo(s.sso.ctx(ctx), oauth2.StaticTokenSource(tok))
+	if err != nil {
+		return nil, err
+	}
+	if info.Subject != idt.Subject {
+		return nil, errors.New("userinfo is about another subject than the ID token")
+	}
+	var more map[string]any
+	if err := info.Claims(&more); err != nil {
+		return nil, err
+	}
+	return more, nil
+}
+
 func str(v any) string {
 	s, _ := v.(string)
 	return s
@@ -331,7 +344,21 @@ func (s *Server) ssoAccount(ctx context.Context, id *ssoIdentity) (*store.User, 
 				return nil, errSSOGuest
 			}
 			s.log.Info("single sign-on: linked an identity to an account by its e-mail", "user", u.ID, "issuer", id.issuer, "subject", id.subject)
-			return u, s.store.LinkIdentity(ctx, u.ID, id.issuer, id.subject, id.email)
+			if err := s.store.LinkIdentity(ctx, u.ID, id.issuer, id.subject, id.email); err != nil {
+				return nil, err
+			}
+			if s.cfg.AllowSignup && u.PasswordHash != "" {
+				// With sign-up open, anyone could have made this account
+				// with the address, and nobody checked it; the provider
+				// did. The password and every sign-in of it go, so whoever
+				// set them cannot follow the owner in.
+				if err := s.store.DropPassword(ctx, u.ID); err != nil {
+					return nil, err
+				}
+				s.log.Warn("single sign-on: an account made by sign-up with this e-mail lost its password on linking", "user", u.ID)
+				u.PasswordHash = ""
+			}
+			return u, nil
 		}
 		if !errors.Is(err, store.ErrNotFound) {
 			return nil, err

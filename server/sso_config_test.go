@@ -55,3 +55,18 @@ func TestSSOConfig(t *testing.T) {
 		t.Errorf("redirect URL %s", c.OIDCRedirectURL())
 	}
 }
+
+// A sign-in switch is read strictly: "off" is not taken for true, and a
+// value that is not a boolean stops the server with its name.
+func TestPasswordLoginEnv(t *testing.T) {
+	t.Setenv("PODPATH_PASSWORD_LOGIN", "off")
+	c := server.DefaultConfig()
+	if c.PasswordLogin || c.Validate() == nil {
+		t.Fatalf("PODPATH_PASSWORD_LOGIN=off: password login %v, validate %v; want off, and no SSO refused", c.PasswordLogin, c.Validate())
+	}
+	t.Setenv("PODPATH_PASSWORD_LOGIN", "nope")
+	c = server.DefaultConfig()
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), `PODPATH_PASSWORD_LOGIN="nope" is not true or false`) {
+		t.Fatalf("PODPATH_PASSWORD_LOGIN=nope: %v", err)
+	}
+}

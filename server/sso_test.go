@@ -256,6 +256,12 @@ func TestSSOBrowser(t *testing.T) {
 	}
 
 	// Linking: Lin had a password account; SSO signs into the same one.
+	// Sign-up is open on this server, so nobody verified who made that
+	// account: linking takes its password and ends its sign-ins.
+	linAPI := newClient(t, e.url)
+	if r := linAPI.do("POST", "/api/login", map[string]string{"email": "lin@example.com", "password": "lin's own password"}); r.status != 200 {
+		t.Fatalf("Lin's password sign-in before SSO: %d %s", r.status, r.body)
+	}
 	signOutBrowser(ctx, t)
 	ssoSignIn(ctx, t, e, "lin", "lin-pw")
 	poll(ctx, t, "Lin's home page", `location.pathname === "/" && document.querySelector(".who") !== null`, 20*time.Second)
@@ -263,8 +269,14 @@ func TestSSOBrowser(t *testing.T) {
 	if me.User.ID != lin.ID {
 		t.Errorf("SSO signed Lin into account %d, not her account %d", me.User.ID, lin.ID)
 	}
-	if got, err := e.store.UserByIdentity(ctx0, p.Issuer(), "lin"); err != nil || got.ID != lin.ID || got.PasswordHash != linHash {
-		t.Errorf("Lin's identity: %+v, %v", got, err)
+	if got, err := e.store.UserByIdentity(ctx0, p.Issuer(), "lin"); err != nil || got.ID != lin.ID || got.PasswordHash != "" {
+		t.Errorf("Lin's identity: %+v, %v (want her account, its password gone)", got, err)
+	}
+	if r := linAPI.do("GET", "/api/me", nil); r.status != 401 {
+		t.Errorf("the password sign-in made before linking still works: %d", r.status)
+	}
+	if r := newClient(t, e.url).do("POST", "/api/login", map[string]string{"email": "lin@example.com", "password": "lin's own password"}); r.status != 401 {
+		t.Errorf("the old password after linking: %d %s", r.status, r.body)
 	}
 	if who, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`.who`))); who != "Lin" {
 		t.Errorf("linking renamed the account: %q", who)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -102,13 +103,21 @@ func (s *Server) teamPageRoutes(e *echo.Echo) {
 }
 
 // pageInvite shows an invite link: a button to join, or sign-in first.
-// It tells nothing about the team before the link proves valid on join.
+// A link that is not valid, has expired or is used up says so and names
+// no team.
 func (s *Server) pageInvite(c echo.Context) error {
 	token := c.Param("token")
 	data := map[string]any{"Token": token}
-	if inv, err := s.store.InviteByToken(c.Request().Context(), token); err != nil || inv.RevokedAt != nil {
+	inv, err := s.store.InviteByToken(c.Request().Context(), token)
+	switch {
+	case err != nil || inv.RevokedAt != nil:
 		return s.pages.render(c, http.StatusNotFound, "invite", s.pageData(c, map[string]any{"Error": translate("invinvalid", lang(c))}))
-	} else if t, err := s.store.TeamByID(c.Request().Context(), inv.TeamID); err == nil {
+	case !time.Now().Before(inv.ExpiresAt):
+		return s.pages.render(c, http.StatusGone, "invite", s.pageData(c, map[string]any{"Error": translate("invexpired", lang(c))}))
+	case inv.Uses >= inv.MaxUses:
+		return s.pages.render(c, http.StatusGone, "invite", s.pageData(c, map[string]any{"Error": translate("invusedup", lang(c))}))
+	}
+	if t, err := s.store.TeamByID(c.Request().Context(), inv.TeamID); err == nil {
 		data["Team"] = t
 	}
 	return s.pages.render(c, http.StatusOK, "invite", s.pageData(c, data))

@@ -78,7 +78,8 @@ func (s *Server) teamFor(c echo.Context) (*store.Team, error) {
 		return nil, err
 	}
 	if role != store.TeamLead {
-		return nil, apiError(http.StatusForbidden, fmt.Sprintf("only the leads of team %q and admins can do this", t.Name))
+		// The team's name is not said: anyone signed in could list them.
+		return nil, apiError(http.StatusForbidden, fmt.Sprintf("only the leads of team %d and admins can do this", t.ID))
 	}
 	return t, nil
 }
@@ -107,7 +108,7 @@ func (s *Server) apiCreateTeam(c echo.Context) error {
 	for _, email := range req.Leads {
 		u, err := s.store.UserByEmail(ctx, strings.TrimSpace(email))
 		if errors.Is(err, store.ErrNotFound) {
-			return apiError(http.StatusBadRequest, fmt.Sprintf("lead %.100q has no account; create it first with: podpath user create --email %.100s", email, email))
+			return apiError(http.StatusBadRequest, fmt.Sprintf("lead %.100q has no account; create it first with: PODPATH_PASSWORD=… podpath user create --email %.100s (or let them sign in once by single sign-on)", email, email))
 		}
 		if err != nil {
 			return err
@@ -149,6 +150,9 @@ func (s *Server) apiSetTeamGroup(c echo.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
+	if len(req.SSOGroup) > 200 {
+		return apiError(http.StatusBadRequest, `"ssoGroup" can have at most 200 characters`)
+	}
 	err = s.store.SetTeamSSOGroup(c.Request().Context(), t.ID, strings.TrimSpace(req.SSOGroup))
 	if errors.Is(err, store.ErrSSOGroupTaken) {
 		return apiError(http.StatusConflict, fmt.Sprintf("another team is mapped to the group %q; a group maps to one team", req.SSOGroup))
@@ -184,7 +188,7 @@ func (s *Server) apiAddTeamMember(c echo.Context) error {
 	ctx := c.Request().Context()
 	u, err := s.store.UserByEmail(ctx, strings.TrimSpace(req.Email))
 	if errors.Is(err, store.ErrNotFound) {
-		return apiError(http.StatusBadRequest, fmt.Sprintf("%.100q has no account; create it first with: podpath user create --email %.100s", req.Email, req.Email))
+		return apiError(http.StatusBadRequest, fmt.Sprintf("%.100q has no account; create it first with: PODPATH_PASSWORD=… podpath user create --email %.100s (or let them sign in once by single sign-on)", req.Email, req.Email))
 	}
 	if err != nil {
 		return err
@@ -217,7 +221,15 @@ func (s *Server) apiRemoveTeamMember(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.RemoveTeamMember(c.Request().Context(), t.ID, uid); err != nil {
+	ctx := c.Request().Context()
+	role, err := s.store.TeamRole(ctx, t.ID, uid)
+	if err != nil {
+		return err
+	}
+	if role == store.TeamLead && currentUser(c).Role != store.RoleAdmin {
+		return apiError(http.StatusForbidden, "only admins remove a team's leads")
+	}
+	if err := s.store.RemoveTeamMember(ctx, t.ID, uid); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

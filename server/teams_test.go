@@ -206,6 +206,9 @@ func TestTeams(t *testing.T) {
 	if r := noah.do("POST", "/api/invites/"+once.Token+"/accept", nil); r.status != 410 || !strings.Contains(r.errorMessage(), "used as often") {
 		t.Fatalf("past the use cap: %d %s", r.status, r.body)
 	}
+	if code, body := noah.page("/invite/" + once.Token); code != 410 || strings.Contains(body, "Platform") {
+		t.Fatalf("the page of a used-up link: %d (want 410, naming no team)", code)
+	}
 	var invites []inviteJSON
 	ann.do("GET", a+"/invites", nil).json(t, &invites)
 	if len(invites) != 1 || invites[0].Uses != 1 {
@@ -238,6 +241,31 @@ func TestTeams(t *testing.T) {
 	if res.StatusCode != 303 {
 		t.Fatalf("joining by the page: %d", res.StatusCode)
 	}
+
+	// A lead removes members, not co-leads; the refusal names no team.
+	lee := e.account(t, "lee@corp.example")
+	var members []store.TeamMemberRow
+	r = adm.do("POST", "/api/admin/teams/"+strconv.FormatInt(teamA.ID, 10)+"/members", map[string]any{"email": "lee@corp.example", "role": "lead"})
+	r.json(t, &members)
+	var leeID int64
+	for _, m := range members {
+		if m.Email == "lee@corp.example" && m.Role == "lead" {
+			leeID = m.UserID
+		}
+	}
+	if leeID == 0 {
+		t.Fatalf("admin adding a lead: %d %s", r.status, r.body)
+	}
+	if r := ann.do("DELETE", a+"/members/"+strconv.FormatInt(leeID, 10), nil); r.status != 403 || !strings.Contains(r.errorMessage(), "only admins remove") {
+		t.Fatalf("a lead removing a co-lead: %d %s", r.status, r.body)
+	}
+	if r := bob.do("GET", a, nil); r.status != 403 || strings.Contains(r.errorMessage(), "Platform") {
+		t.Fatalf("another team's lead: %d %s (want 403 naming no team)", r.status, r.body)
+	}
+	if r := adm.do("DELETE", a+"/members/"+strconv.FormatInt(leeID, 10), nil); r.status != 204 {
+		t.Fatalf("an admin removing a lead: %d %s", r.status, r.body)
+	}
+	_ = lee
 
 	// Ten engineers follow a 3-use link at once: exactly three get in.
 	var rush inviteJSON
@@ -298,7 +326,24 @@ func TestTeams(t *testing.T) {
 	}
 	steps[ytp.Steps[1].ID] = store.StepSkipped
 	e.record(t, miaID, "yaml-to-process", map[string]string{ytp.Steps[0].ID: store.StepFailed}, true)
-	e.record(t, miaID, "yaml-to-process", steps, true)
+	done := e.record(t, miaID, "yaml-to-process", steps, true)
+	// Checking a passed step again and failing does not undo the
+	// completion; attempts carried into a later session (a workshop reset)
+	// count once; a session ended before any check changes nothing.
+	ctx := context.Background()
+	if err := e.store.RecordAttempt(ctx, &store.Attempt{LabSessionID: done, StepID: ytp.Steps[0].ID, Kind: store.AttemptCheck}); err != nil {
+		t.Fatal(err)
+	}
+	carried := e.labSession(t, miaID, "yaml-to-process")
+	var stepIDs []string
+	for _, st := range ytp.Steps {
+		stepIDs = append(stepIDs, st.ID)
+	}
+	if err := e.store.CopyProgress(ctx, done, carried.ID, stepIDs[:2]); err != nil {
+		t.Fatal(err)
+	}
+	e.store.EndLabSession(ctx, carried.ID, "ended")
+	e.record(t, miaID, "yaml-to-process", nil, true)
 	sch := builtinLab(t, "scheduler")
 	e.record(t, miaID, "scheduler", map[string]string{sch.Steps[0].ID: store.StepPassed}, false)
 
@@ -332,8 +377,8 @@ func TestTeams(t *testing.T) {
 	if miaSch.Status != "in_progress" || !miaSch.Overdue || miaSch.Labs[0].CurrentStep != sch.Steps[1].ID || miaSch.Attempts != 1 {
 		t.Errorf("mia on scheduler: %+v %+v, want in progress on %s, overdue, 1 attempt", miaSch, miaSch.Labs[0], sch.Steps[1].ID)
 	}
-	if miaYtp.Status != "completed" || miaYtp.Overdue || miaYtp.CompletedAt == nil || miaYtp.Skips != 1 || miaYtp.Attempts != len(ytp.Steps)+1 {
-		t.Errorf("mia on yaml-to-process: %+v, want completed, not overdue, 1 skip, %d attempts", miaYtp, len(ytp.Steps)+1)
+	if miaYtp.Status != "completed" || miaYtp.Overdue || miaYtp.CompletedAt == nil || miaYtp.Skips != 1 || miaYtp.Attempts != len(ytp.Steps)+2 {
+		t.Errorf("mia on yaml-to-process: %+v, want completed, not overdue, 1 skip, %d attempts", miaYtp, len(ytp.Steps)+2)
 	}
 	noahSch := byEmail["noah@corp.example"].Assignments[0]
 	if noahSch.Status != "not_started" || !noahSch.Overdue {
@@ -377,7 +422,7 @@ func TestTeams(t *testing.T) {
 	}
 	var h server.History
 	mia.do("GET", "/api/me/history", nil).json(t, &h)
-	if len(h.Sessions) != 3 || h.Sessions[0].Lab != "scheduler" || !h.Sessions[1].Completed || h.Sessions[2].Completed {
+	if len(h.Sessions) != 5 || h.Sessions[0].Lab != "scheduler" || !h.Sessions[3].Completed || h.Sessions[4].Completed {
 		t.Fatalf("history: %+v", h.Sessions)
 	}
 	if code, body := mia.page("/history"); code != 200 || !strings.Contains(body, ytp.Title.In("en")) {

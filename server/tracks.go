@@ -49,11 +49,11 @@ func (s *Server) userProgress(ctx context.Context, u *store.User) (labProgress, 
 	if u == nil {
 		return p, nil
 	}
-	records, err := s.store.LabRecords(ctx, []int64{u.ID})
+	all, _, err := s.loadProgress(ctx, []int64{u.ID}, "en")
 	if err != nil {
 		return p, err
 	}
-	for id, lp := range s.progressOf(records, "en")[u.ID] {
+	for id, lp := range all[u.ID] {
 		p.completed[id] = lp.Status == progressCompleted
 		p.started[id] = true
 	}

@@ -105,12 +105,12 @@ func (s *Server) tracksCompleted(ctx context.Context, sess *store.LabSession, us
 	if len(tracks) == 0 {
 		return
 	}
-	records, err := s.store.LabRecords(ctx, []int64{sess.UserID})
+	all, _, err := s.loadProgress(ctx, []int64{sess.UserID}, "en")
 	if err != nil {
 		s.log.Warn("webhooks: read progress", "user", sess.UserID, "err", err)
 		return
 	}
-	prog := s.progressOf(records, "en")[sess.UserID]
+	prog := all[sess.UserID]
 	for _, t := range tracks {
 		info, _ := s.trackLabs(t.ID)
 		var last time.Time

@@ -96,3 +96,16 @@ func (s *Store) DropSSOMemberships(ctx context.Context, userID int64, keep []int
 	tag, err := s.pool.Exec(ctx, `DELETE FROM team_members WHERE user_id = $1 AND via = 'sso' AND NOT (team_id = ANY($2))`, userID, keep)
 	return int(tag.RowsAffected()), wrap("drop sso memberships", err)
 }
+
+// DropPassword takes an account's password away and ends every sign-in of
+// it: single sign-on does this when it links an identity to an account
+// anyone could have made by signing up with that e-mail.
+func (s *Store) DropPassword(ctx context.Context, userID int64) error {
+	return wrap("drop password", s.tx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `UPDATE users SET password_hash = '' WHERE id = $1`, userID); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `DELETE FROM web_sessions WHERE user_id = $1`, userID)
+		return err
+	}))
+}

@@ -153,7 +153,10 @@ func (s *Store) queryTeams(ctx context.Context, sql string, args ...any) ([]*Tea
 // higher role (a lead stays a lead when an invite or SSO adds them again).
 func (s *Store) AddTeamMember(ctx context.Context, teamID, userID int64, role, via string) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO team_members (team_id, user_id, role, via) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (team_id, user_id) DO UPDATE SET role = CASE WHEN team_members.role = 'lead' OR excluded.role = 'lead' THEN 'lead' ELSE 'member' END`,
+		ON CONFLICT (team_id, user_id) DO UPDATE SET role = CASE WHEN team_members.role = 'lead' OR excluded.role = 'lead' THEN 'lead' ELSE 'member' END,
+			-- a membership an admin or an invite made is not single sign-on's
+			-- to take away later
+			via = CASE WHEN team_members.via = 'sso' THEN excluded.via ELSE team_members.via END`,
 		teamID, userID, role, via)
 	return wrap("add team member", err)
 }
@@ -319,10 +322,13 @@ func (s *Store) AcceptInvite(ctx context.Context, token string, user *User) (*Te
 		case i.AllowedDomain != "" && EmailDomain(user.Email) != i.AllowedDomain:
 			return ErrInviteDomain
 		}
-		if _, err := tx.Exec(ctx, `UPDATE team_invites SET uses = uses + 1 WHERE id = $1`, i.ID); err != nil {
+		// Joined meanwhile by another invite or by single sign-on: in, and
+		// no use counted.
+		tag, err := tx.Exec(ctx, `INSERT INTO team_members (team_id, user_id, role, via) VALUES ($1, $2, 'member', 'invite') ON CONFLICT DO NOTHING`, i.TeamID, user.ID)
+		if err != nil || tag.RowsAffected() == 0 {
 			return err
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO team_members (team_id, user_id, role, via) VALUES ($1, $2, 'member', 'invite')`, i.TeamID, user.ID)
+		_, err = tx.Exec(ctx, `UPDATE team_invites SET uses = uses + 1 WHERE id = $1`, i.ID)
 		return err
 	})
 	if err != nil {
