@@ -1,7 +1,10 @@
 package server
 
 import (
+	"errors"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -13,6 +16,9 @@ func init() {
 	pageNames = append(pageNames, "invite", "team", "history")
 	for lg, words := range teamMessages {
 		for k, v := range words {
+			if _, taken := messages[lg][k]; taken {
+				panic("team page message " + k + " would replace another page's")
+			}
 			messages[lg][k] = v
 		}
 	}
@@ -45,7 +51,7 @@ var teamMessages = map[string]map[string]string{
 		"history":      "My history",
 		"historynone":  "No lab sessions yet.",
 		"started":      "Started",
-		"ended":        "Ended",
+		"histended":    "Ended",
 		"stepsdone":    "Steps done",
 		"timespent":    "time",
 		"exportcsv":    "Export CSV",
@@ -55,6 +61,23 @@ var teamMessages = map[string]map[string]string{
 		"teams":        "Teams",
 		"teamneedlead": "Only the team's leads and admins can see its report.",
 		"noteam":       "There is no such team.",
+		"track":        "Track",
+		"lab":          "Lab",
+		"assign":       "Assign",
+		"assignwhat":   "Track or lab",
+		"duedate":      "Due date",
+		"remove":       "Remove",
+		"invites":      "Invite links",
+		"newinvite":    "Make an invite link",
+		"invhours":     "Valid for (hours)",
+		"invuses":      "Uses",
+		"invdomain2":   "Only e-mail domain (optional)",
+		"invlink":      "The link, shown this once: copy it now",
+		"revoke":       "Revoke",
+		"revoked":      "revoked",
+		"expires":      "expires",
+		"uses":         "uses",
+		"assignments":  "Assignments",
 	},
 	"zh": {
 		"invjoin":      "加入团队",
@@ -82,7 +105,7 @@ var teamMessages = map[string]map[string]string{
 		"history":      "我的记录",
 		"historynone":  "还没有实验会话。",
 		"started":      "开始",
-		"ended":        "结束",
+		"histended":    "结束",
 		"stepsdone":    "完成的步骤",
 		"timespent":    "用时",
 		"exportcsv":    "导出 CSV",
@@ -92,13 +115,34 @@ var teamMessages = map[string]map[string]string{
 		"teams":        "团队",
 		"teamneedlead": "只有团队负责人和管理员能查看团队报告。",
 		"noteam":       "没有这个团队。",
+		"track":        "学习路线",
+		"lab":          "实验",
+		"assign":       "分配",
+		"assignwhat":   "路径或实验",
+		"duedate":      "截止日期",
+		"remove":       "移除",
+		"invites":      "邀请链接",
+		"newinvite":    "生成邀请链接",
+		"invhours":     "有效时长（小时）",
+		"invuses":      "可用次数",
+		"invdomain2":   "仅限邮箱域名（可选）",
+		"invlink":      "链接只显示这一次：请现在复制",
+		"revoke":       "作废",
+		"revoked":      "已作废",
+		"expires":      "到期",
+		"uses":         "次使用",
+		"assignments":  "分配的内容",
 	},
 }
 
 func (s *Server) teamPageRoutes(e *echo.Echo) {
 	e.GET("/invite/:token", s.pageInvite)
-	e.POST("/invite/:token", s.formInvite, s.requireUserPage)
+	e.POST("/invite/:token", s.formJoinTeam, s.requireUserPage)
 	e.GET("/teams/:id", s.pageTeam, s.requireUserPage)
+	e.POST("/teams/:id/assign", s.formAssign, s.requireUserPage)
+	e.POST("/teams/:id/assignments/:assignment/remove", s.formUnassign, s.requireUserPage)
+	e.POST("/teams/:id/invite", s.formInvite, s.requireUserPage)
+	e.POST("/teams/:id/invites/:invite/revoke", s.formRevokeInvite, s.requireUserPage)
 	e.GET("/history", s.pageHistory, s.requireUserPage)
 }
 
@@ -123,7 +167,7 @@ func (s *Server) pageInvite(c echo.Context) error {
 	return s.pages.render(c, http.StatusOK, "invite", s.pageData(c, data))
 }
 
-func (s *Server) formInvite(c echo.Context) error {
+func (s *Server) formJoinTeam(c echo.Context) error {
 	if err := checkFormCSRF(c); err != nil {
 		return err
 	}
@@ -138,6 +182,15 @@ func (s *Server) formInvite(c echo.Context) error {
 }
 
 func (s *Server) pageTeam(c echo.Context) error {
+	return s.renderTeam(c, http.StatusOK, nil)
+}
+
+// assignOption is a track or lab a lead can assign from the team page.
+type assignOption struct{ Value, Label string }
+
+// renderTeam is the team page: the report, and the lead's controls
+// (assign, invite) with extra's message or new invite link.
+func (s *Server) renderTeam(c echo.Context, status int, extra map[string]any) error {
 	r, err := s.teamReport(c)
 	if err != nil {
 		if ae, ok := err.(*apiErr); ok {
@@ -149,7 +202,97 @@ func (s *Server) pageTeam(c echo.Context) error {
 		}
 		return err
 	}
-	return s.pages.render(c, http.StatusOK, "team", s.pageData(c, map[string]any{"Report": r}))
+	lg := lang(c)
+	invites, err := s.store.Invites(c.Request().Context(), r.Team.ID)
+	if err != nil {
+		return err
+	}
+	var opts []assignOption
+	for _, t := range s.tracks {
+		opts = append(opts, assignOption{Value: store.AssignTrack + ":" + t.ID, Label: translate("track", lg) + ": " + t.Title.In(lg)})
+	}
+	for _, l := range s.labs {
+		opts = append(opts, assignOption{Value: store.AssignLab + ":" + l.ID, Label: translate("lab", lg) + ": " + l.Title.In(lg)})
+	}
+	d := map[string]any{"Report": r, "Invites": invites, "Options": opts, "Now": time.Now(),
+		"DefaultDue": time.Now().Add(14 * 24 * time.Hour).UTC().Format("2006-01-02")}
+	for k, v := range extra {
+		d[k] = v
+	}
+	return s.pages.render(c, status, "team", s.pageData(c, d))
+}
+
+// teamForm runs a lead's form on the team page: fn's API error is shown on
+// the page, success goes back to it (or shows what fn returns).
+func (s *Server) teamForm(c echo.Context, fn func(t *store.Team) (map[string]any, error)) error {
+	if err := checkFormCSRF(c); err != nil {
+		return err
+	}
+	t, err := s.teamFor(c)
+	if err != nil {
+		return s.renderTeam(c, http.StatusOK, nil) // renders the refusal page
+	}
+	extra, err := fn(t)
+	if err != nil {
+		var ae *apiErr
+		if errors.As(err, &ae) {
+			return s.renderTeam(c, ae.Status, map[string]any{"Error": ae.Message})
+		}
+		return err
+	}
+	if extra != nil {
+		return s.renderTeam(c, http.StatusOK, extra)
+	}
+	return c.Redirect(http.StatusSeeOther, "/teams/"+strconv.FormatInt(t.ID, 10))
+}
+
+func (s *Server) formAssign(c echo.Context) error {
+	return s.teamForm(c, func(t *store.Team) (map[string]any, error) {
+		kind, ref, _ := strings.Cut(c.FormValue("ref"), ":")
+		_, err := s.assign(c, t, assignRequest{Kind: kind, Ref: ref, DueAt: c.FormValue("due")})
+		return nil, err
+	})
+}
+
+func (s *Server) formUnassign(c echo.Context) error {
+	return s.teamForm(c, func(t *store.Team) (map[string]any, error) {
+		id, err := pathID(c, "assignment", "assignment")
+		if err != nil {
+			return nil, err
+		}
+		if err := s.store.Unassign(c.Request().Context(), t.ID, id); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		return nil, nil
+	})
+}
+
+func (s *Server) formInvite(c echo.Context) error {
+	return s.teamForm(c, func(t *store.Team) (map[string]any, error) {
+		hours, _ := strconv.Atoi(c.FormValue("hours"))
+		uses, _ := strconv.Atoi(c.FormValue("uses"))
+		if c.FormValue("hours") != "" && hours == 0 || c.FormValue("uses") != "" && uses == 0 {
+			return nil, apiError(http.StatusBadRequest, "write the hours and uses as whole numbers above 0")
+		}
+		inv, err := s.createInvite(c, t, inviteRequest{ExpiresInHours: hours, MaxUses: uses, AllowedDomain: c.FormValue("domain")})
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"NewInvite": inv}, nil
+	})
+}
+
+func (s *Server) formRevokeInvite(c echo.Context) error {
+	return s.teamForm(c, func(t *store.Team) (map[string]any, error) {
+		id, err := pathID(c, "invite", "invite")
+		if err != nil {
+			return nil, err
+		}
+		if err := s.store.RevokeInvite(c.Request().Context(), t.ID, id); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		return nil, nil
+	})
 }
 
 func (s *Server) pageHistory(c echo.Context) error {

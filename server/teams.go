@@ -330,6 +330,16 @@ func (s *Server) apiCreateInvite(c echo.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
+	inv, err := s.createInvite(c, t, req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, inv)
+}
+
+// createInvite checks an invite request and makes the invite, for the API
+// and the team page alike.
+func (s *Server) createInvite(c echo.Context, t *store.Team, req inviteRequest) (*InviteCreated, error) {
 	if req.ExpiresInHours == 0 {
 		req.ExpiresInHours = defaultInviteHours
 	}
@@ -337,21 +347,21 @@ func (s *Server) apiCreateInvite(c echo.Context) error {
 		req.MaxUses = defaultInviteUses
 	}
 	if req.ExpiresInHours < 1 || req.ExpiresInHours > maxInviteHours {
-		return apiError(http.StatusBadRequest, fmt.Sprintf(`"expiresInHours" is %d: use 1 to %d (default %d, a week)`, req.ExpiresInHours, maxInviteHours, defaultInviteHours))
+		return nil, apiError(http.StatusBadRequest, fmt.Sprintf(`"expiresInHours" is %d: use 1 to %d (default %d, a week)`, req.ExpiresInHours, maxInviteHours, defaultInviteHours))
 	}
 	if req.MaxUses < 1 || req.MaxUses > maxInviteUses {
-		return apiError(http.StatusBadRequest, fmt.Sprintf(`"maxUses" is %d: use 1 to %d (default %d)`, req.MaxUses, maxInviteUses, defaultInviteUses))
+		return nil, apiError(http.StatusBadRequest, fmt.Sprintf(`"maxUses" is %d: use 1 to %d (default %d)`, req.MaxUses, maxInviteUses, defaultInviteUses))
 	}
 	domain := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(req.AllowedDomain), "@"))
 	if domain != "" && (!strings.Contains(domain, ".") || strings.ContainsAny(domain, "@/ \t") || len(domain) > 253) {
-		return apiError(http.StatusBadRequest, fmt.Sprintf(`"allowedDomain" %.60q is not a domain; write it like example.com`, req.AllowedDomain))
+		return nil, apiError(http.StatusBadRequest, fmt.Sprintf(`"allowedDomain" %.60q is not a domain; write it like example.com`, req.AllowedDomain))
 	}
 	token := randomToken(24)
 	inv, err := s.store.CreateInvite(c.Request().Context(), t.ID, token, time.Now().Add(time.Duration(req.ExpiresInHours)*time.Hour), req.MaxUses, domain, currentUser(c).ID)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return c.JSON(http.StatusCreated, InviteCreated{Invite: inv, Token: token, URL: s.publicBase(c) + "/invite/" + token})
+	return &InviteCreated{Invite: inv, Token: token, URL: s.publicBase(c) + "/invite/" + token}, nil
 }
 
 // publicBase is how learners reach this server: PODPATH_PUBLIC_URL, or
@@ -465,27 +475,37 @@ func (s *Server) apiAssign(c echo.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	switch req.Kind {
-	case store.AssignLab:
-		if _, err := s.findLab(req.Ref); err != nil {
-			return apiError(http.StatusBadRequest, fmt.Sprintf(`"ref": no lab %.60q; GET /api/labs lists them`, req.Ref))
-		}
-	case store.AssignTrack:
-		if _, ok := s.trackLabs(req.Ref); !ok {
-			return apiError(http.StatusBadRequest, fmt.Sprintf(`"ref": no track %.60q; GET /api/tracks lists them`, req.Ref))
-		}
-	default:
-		return apiError(http.StatusBadRequest, fmt.Sprintf(`"kind" %.20q: use "track" or "lab"`, req.Kind))
-	}
-	due, ok := parseDue(req.DueAt)
-	if !ok {
-		return apiError(http.StatusBadRequest, fmt.Sprintf(`"dueAt" %.40q: write a date like 2026-12-15 or a time like 2026-12-15T17:00:00Z`, req.DueAt))
-	}
-	a, err := s.store.Assign(c.Request().Context(), t.ID, req.Kind, req.Ref, due, currentUser(c).ID)
+	a, err := s.assign(c, t, req)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, s.assignmentView(a, lang(c)))
+	return c.JSON(http.StatusCreated, a)
+}
+
+// assign checks an assignment request and makes (or moves) it, for the API
+// and the team page alike.
+func (s *Server) assign(c echo.Context, t *store.Team, req assignRequest) (*AssignmentView, error) {
+	switch req.Kind {
+	case store.AssignLab:
+		if _, err := s.findLab(req.Ref); err != nil {
+			return nil, apiError(http.StatusBadRequest, fmt.Sprintf(`"ref": no lab %.60q; GET /api/labs lists them`, req.Ref))
+		}
+	case store.AssignTrack:
+		if _, ok := s.trackLabs(req.Ref); !ok {
+			return nil, apiError(http.StatusBadRequest, fmt.Sprintf(`"ref": no track %.60q; GET /api/tracks lists them`, req.Ref))
+		}
+	default:
+		return nil, apiError(http.StatusBadRequest, fmt.Sprintf(`"kind" %.20q: use "track" or "lab"`, req.Kind))
+	}
+	due, ok := parseDue(req.DueAt)
+	if !ok {
+		return nil, apiError(http.StatusBadRequest, fmt.Sprintf(`"dueAt" %.40q: write a date like 2026-12-15 or a time like 2026-12-15T17:00:00Z`, req.DueAt))
+	}
+	a, err := s.store.Assign(c.Request().Context(), t.ID, req.Kind, req.Ref, due, currentUser(c).ID)
+	if err != nil {
+		return nil, err
+	}
+	return s.assignmentView(a, lang(c)), nil
 }
 
 func (s *Server) apiUnassign(c echo.Context) error {
