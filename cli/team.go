@@ -34,13 +34,20 @@ func teamCmd() *cobra.Command {
 			}
 			defer st.Close()
 			var users []*store.User
+			if len(name) > 100 {
+				return errors.New("--name can have at most 100 characters")
+			}
 			for _, email := range leads {
+				email = strings.TrimSpace(email)
 				u, err := st.UserByEmail(ctx, email)
 				if errors.Is(err, store.ErrNotFound) {
 					return fmt.Errorf("no account has email %s (podpath user create makes one); no team created", email)
 				}
 				if err != nil {
 					return err
+				}
+				if u.GuestWorkshop != 0 {
+					return fmt.Errorf("%s is a workshop guest and cannot lead a team; no team created", email)
 				}
 				users = append(users, u)
 			}
