@@ -395,3 +395,17 @@ func translate(key, lang string) string {
 	}
 	return key
 }
+
+// addMessages adds a page's messages to the catalog. A key another page
+// has already is a mistake that would change that page's text, so it stops
+// the program at start.
+func addMessages(owner string, words map[string]map[string]string) {
+	for lg, m := range words {
+		for k, v := range m {
+			if _, taken := messages[lg][k]; taken {
+				panic(owner + ": message " + k + " would replace another page's")
+			}
+			messages[lg][k] = v
+		}
+	}
+}

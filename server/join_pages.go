@@ -10,11 +10,7 @@ import (
 
 func init() {
 	pageNames = append(pageNames, "join")
-	for lg, words := range joinMessages {
-		for k, v := range words {
-			messages[lg][k] = v
-		}
-	}
+	addMessages("join pages", joinMessages)
 }
 
 var joinMessages = map[string]map[string]string{

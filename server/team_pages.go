@@ -14,14 +14,7 @@ import (
 
 func init() {
 	pageNames = append(pageNames, "invite", "team", "history")
-	for lg, words := range teamMessages {
-		for k, v := range words {
-			if _, taken := messages[lg][k]; taken {
-				panic("team page message " + k + " would replace another page's")
-			}
-			messages[lg][k] = v
-		}
-	}
+	addMessages("team pages", teamMessages)
 }
 
 var teamMessages = map[string]map[string]string{
