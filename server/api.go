@@ -447,9 +447,11 @@ func (s *Server) apiStep(c echo.Context) error {
 func (s *Server) stepView(c echo.Context, sess *store.LabSession, stepID string) (*StepView, error) {
 	ctx := c.Request().Context()
 	lg := lang(c)
-	l, err := s.findLab(sess.LabID)
-	if err != nil {
-		return nil, err
+	// The session's lab, filled with its values: the catalog's has none,
+	// and a step that names one would not render.
+	l := s.engine.SessionLab(sess)
+	if l == nil {
+		return nil, apiError(http.StatusNotFound, fmt.Sprintf("lab %s is no longer offered on this server", sess.LabID))
 	}
 	step := l.Step(stepID)
 	if step == nil {
