@@ -85,7 +85,7 @@ func Server(ctx context.Context, o ServerOptions) error {
 		if err != nil {
 			return
 		}
-		terminal.Serve(conn, sh, "node01", terminal.Limits{MaxMessage: 1 << 20, MessagesPerSecond: 10000, Burst: 10000}, nil)
+		terminal.Serve(conn, sh, "node01", terminal.Limits{MaxMessage: 1 << 20, MessagesPerSecond: 10000, Burst: 10000}, terminal.ClientOptions{})
 	}))
 	defer srv.Close()
 	wsURL := "ws" + strings.TrimPrefix(srv.URL, "http")

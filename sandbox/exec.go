@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"k8s.io/client-go/rest"
@@ -61,6 +62,23 @@ exec bash -l`}
 // Engine API: no docker CLI process and no local pty per terminal.
 func (t *Target) Attach(ctx context.Context, node string, cols, rows uint16) (*dockercli.TTY, error) {
 	return t.Terminal(ctx, node, KeeperCommand(KeeperSession), cols, rows)
+}
+
+// Foreground names the program in the foreground of the learner's shell on
+// a node ("bash" at a prompt, "kubectl" during a watch), as the shell's
+// keeper sees it; an error where no keeper runs (a node image without
+// tmux). A "run in terminal" button asks it before it types.
+func (t *Target) Foreground(ctx context.Context, node string) (string, error) {
+	var out, errOut strings.Builder
+	code, err := t.Exec(ctx, node, []string{"bash", "-c", "tmux -L podpath display-message -p -t " + KeeperSession + " '#{pane_current_command}'"}, nil, &out, &errOut)
+	if err != nil {
+		return "", err
+	}
+	name := strings.TrimSpace(out.String())
+	if code != 0 || name == "" {
+		return "", fmt.Errorf("no shell keeper on %s: %s", node, strings.TrimSpace(errOut.String()))
+	}
+	return name, nil
 }
 
 // Terminal runs cmd on a node on a terminal the Docker engine makes.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/gorilla/websocket"
@@ -187,8 +188,9 @@ func (s *Server) apiTerminal(c echo.Context) error {
 	}
 	s.metrics.terminals.Inc()
 	defer s.metrics.terminals.Dec()
-	err = terminal.Serve(conn, sh, node, terminal.DefaultLimits, func() {
-		s.engine.Touch(sess.ID)
+	err = terminal.Serve(conn, sh, node, terminal.DefaultLimits, terminal.ClientOptions{
+		OnInput:    func() { s.engine.Touch(sess.ID) },
+		Foreground: s.foreground(sb.Name, node),
 	})
 	if err != nil {
 		s.log.Info("terminal closed", "session", sess.ID, "node", node, "reason", err)
@@ -201,5 +203,16 @@ func (s *shellSlot) close() {
 	defer s.mu.Unlock()
 	if s.sh != nil {
 		s.sh.Close()
+	}
+}
+
+// foreground asks the node's shell keeper what runs in the foreground of
+// the learner's shell, for a run button (terminal.Shell.Run).
+func (s *Server) foreground(sbName, node string) terminal.Foreground {
+	return func(ctx context.Context) (string, bool) {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		name, err := s.engine.Target(sbName).Foreground(ctx, node)
+		return name, err == nil
 	}
 }

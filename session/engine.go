@@ -55,6 +55,9 @@ type Target interface {
 	// Attach starts the learner's shell on a node, on a terminal of the
 	// given size.
 	Attach(ctx context.Context, node string, cols, rows uint16) (TTY, error)
+	// Foreground names the program in the foreground of the learner's
+	// shell on a node ("bash" at its prompt); an error where it cannot tell.
+	Foreground(ctx context.Context, node string) (string, error)
 	// Close ends what the target keeps open (probe channels).
 	Close()
 }
@@ -427,6 +430,15 @@ func (e *Engine) Touch(id uuid.UUID) {
 			}
 		})
 	}
+}
+
+// LastActivity is the latest learner activity the engine knows of the
+// session: in memory (keys, checks) or in Postgres, whichever is later.
+func (e *Engine) LastActivity(sess *store.LabSession) time.Time {
+	if v, ok := e.lives.Load(sess.ID); ok {
+		return v.(*life).lastActivity(sess.LastActivityAt)
+	}
+	return sess.LastActivityAt
 }
 
 // Wake resumes the session's cluster if it is hibernated, and counts as

@@ -276,6 +276,11 @@ func (target) RESTConfig(ctx context.Context) (*rest.Config, error) {
 // Close has nothing to end.
 func (target) Close() {}
 
+// Foreground cannot tell: the fake's shell has no keeper.
+func (target) Foreground(ctx context.Context, node string) (string, error) {
+	return "", errors.New("the fake sandbox's shell has no keeper")
+}
+
 // Attach runs /bin/sh on this machine under a pty.
 func (target) Attach(ctx context.Context, node string, cols, rows uint16) (session.TTY, error) {
 	return terminal.StartProcess(exec.Command("/bin/sh"), cols, rows)

@@ -1,6 +1,7 @@
 package terminal
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,6 +41,10 @@ type Control struct {
 	Reason string `json:"reason,omitempty"`
 	// error
 	Message string `json:"message,omitempty"`
+	// run: a command to type into the shell, after stopping what runs in
+	// its foreground when interrupt is set (Shell.Run)
+	Command   string `json:"command,omitempty"`
+	Interrupt bool   `json:"interrupt,omitempty"`
 }
 
 // Close codes the bridge uses (RFC 6455 and the 4000 range for its own).
@@ -63,15 +68,24 @@ const (
 	pongWait   = 60 * time.Second
 )
 
+// ClientOptions say what the learner's own terminal connects to.
+type ClientOptions struct {
+	// OnInput is called for each input frame and run (activity tracking);
+	// it may be nil.
+	OnInput func()
+	// Foreground tells Run what runs in the shell's foreground; nil: Run
+	// cannot tell (see Shell.Run).
+	Foreground Foreground
+}
+
 // Serve speaks the terminal protocol on conn until the client goes away,
-// the shell exits or another client attaches. onInput is called for each
-// input frame (activity tracking); it may be nil.
-func Serve(conn *websocket.Conn, sh *Shell, node string, limits Limits, onInput func()) error {
+// the shell exits or another client attaches.
+func Serve(conn *websocket.Conn, sh *Shell, node string, limits Limits, opts ClientOptions) error {
 	replay, output, replaced, detach := sh.Attach()
 	defer detach()
 	return serve(conn, sh, node, limits, peer{
 		replay: replay, output: output, replaced: replaced,
-		input: true, resize: true, onInput: onInput,
+		input: true, resize: true, run: true, onInput: opts.OnInput, foreground: opts.Foreground,
 	})
 }
 
@@ -114,7 +128,10 @@ type peer struct {
 	replaced <-chan struct{} // nil: never replaced
 	input    bool            // input frames go to the shell
 	resize   bool            // resize messages resize the pty
+	run      bool            // run messages type commands (the learner's own terminal)
 	onInput  func()
+	// foreground tells a run what is in the shell's foreground.
+	foreground Foreground
 	// stop, once closed, ends the connection with CloseTakeoverEnded.
 	stop       <-chan struct{}
 	stopReason string
@@ -196,6 +213,25 @@ func serve(conn *websocket.Conn, sh *Shell, node string, limits Limits, p peer) 
 		send(websocket.BinaryMessage, replay)
 	}
 
+	// Runs, one after another, end with the connection.
+	runCtx, cancelRuns := context.WithCancel(context.Background())
+	defer cancelRuns()
+	runs := make(chan Control, 16)
+	if p.run {
+		go func() {
+			for {
+				select {
+				case <-runCtx.Done():
+					return
+				case c := <-runs:
+					if err := sh.Run(runCtx, p.foreground, c.Command, c.Interrupt); err != nil && runCtx.Err() == nil {
+						sendControl(Control{Type: "error", Message: "the command could not be typed: " + err.Error()})
+					}
+				}
+			}
+		}()
+	}
+
 	// Reader: input and control frames from the client.
 	readErr := make(chan error, 1)
 	go func() {
@@ -253,8 +289,27 @@ func serve(conn *websocket.Conn, sh *Shell, node string, limits Limits, p peer) 
 					}
 				case "ping":
 					sendControl(Control{Type: "pong"})
+				case "run":
+					if !p.run {
+						sendControl(Control{Type: "error", Message: "run is for the learner's own terminal; a watcher cannot run commands"})
+						continue
+					}
+					if strings.TrimSpace(c.Command) == "" {
+						sendControl(Control{Type: "error", Message: `run needs a command: {"type":"run","command":"kubectl get pods","interrupt":true}`})
+						continue
+					}
+					if onInput != nil {
+						onInput()
+					}
+					// Off the reader, in order: a run may wait for a prompt,
+					// and the learner's keys and pings go on meanwhile.
+					select {
+					case runs <- c:
+					default:
+						sendControl(Control{Type: "error", Message: "too many commands are waiting to run: wait for the prompt"})
+					}
 				default:
-					sendControl(Control{Type: "error", Message: fmt.Sprintf("unknown control message %q; known: resize, ping", c.Type)})
+					sendControl(Control{Type: "error", Message: fmt.Sprintf("unknown control message %q; known: resize, ping, run", c.Type)})
 				}
 			}
 		}

@@ -40,6 +40,8 @@ type Shell struct {
 	exitErr  error
 	// cols and rows are the terminal's size as last set (SetSize, Resize).
 	cols, rows uint16
+	// runMu keeps two runs (run.go) from interleaving their keys.
+	runMu sync.Mutex
 }
 
 // Process is what a Shell runs: a terminal's bytes both ways, its size, and

@@ -31,6 +31,10 @@ type rig struct {
 	stop chan struct{}
 	// input counts the calls of OnInput, the learner's and watchers'.
 	input atomic.Int64
+	// fg tells the learner's runs what is in the foreground; nil: nothing can.
+	fg Foreground
+	// tmux and sock reach the keeper of a keeperRig (run_test.go).
+	tmux, sock string
 }
 
 func newRig(t *testing.T, limits Limits) *rig {
@@ -40,12 +44,18 @@ func newRig(t *testing.T, limits Limits) *rig {
 	// them, so a watcher can be shown the learner's keys.
 	cmd := exec.Command("sh", "-c", "exec bash --norc --noprofile -i 2>&1")
 	cmd.Env = []string{"PS1=$ ", "TERM=xterm", "PATH=/usr/bin:/bin"}
+	return newRigWith(t, limits, cmd, nil)
+}
+
+// newRigWith serves the shell cmd starts; fg is the learner's Foreground.
+func newRigWith(t *testing.T, limits Limits, cmd *exec.Cmd, fg Foreground) *rig {
+	t.Helper()
 	sh, err := Start(cmd, 80, 24)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(sh.Close)
-	rg := &rig{sh: sh, stop: make(chan struct{})}
+	rg := &rig{sh: sh, stop: make(chan struct{}), fg: fg}
 	up := websocket.Upgrader{}
 	rg.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		conn, err := up.Upgrade(w, r, nil)
@@ -55,7 +65,7 @@ func newRig(t *testing.T, limits Limits) *rig {
 		onInput := func() { rg.input.Add(1) }
 		switch mode := r.URL.Query().Get("mode"); mode {
 		case "":
-			Serve(conn, sh, "node01", limits, nil)
+			Serve(conn, sh, "node01", limits, ClientOptions{Foreground: rg.fg})
 		default:
 			ServeWatch(conn, sh, "node01", limits, WatchOptions{Control: mode == "control", OnInput: onInput, Stop: rg.stop})
 		}

@@ -6,9 +6,6 @@
 // it (close code 4002). The page never resizes the learner's terminal.
 (function () {
   "use strict";
-  // A terminal's answer to a query: CSI ... c|R|n|t (device attributes,
-  // cursor position, status, window reports) or OSC ... BEL|ST (colours).
-  const TERMINAL_REPLY = /^\x1b(\[[?>=]?[\d;]*[cRnt]|\][\d;]+[^\x07\x1b]*(\x07|\x1b\\))$/;
   const W = window.PodpathWS;
   const T = W.T;
   const $ = (id) => document.getElementById(id);
@@ -21,8 +18,6 @@
   let sessionID = null;      // the session the terminals belong to
   let mode = "watch";        // or "control"
   let ended = false;
-  const terms = {};          // node -> terminal tab
-  let activeNode = null;
   const labSteps = {};       // lab id -> Promise of its steps
 
   function learnerName() { return (row && row.name) || ""; }
@@ -70,30 +65,20 @@
   function setNodes(nodes, sid) {
     if (sid !== sessionID) {
       // Another session (the learner started the next lab): other nodes.
-      closeTerminals();
+      tabs.removeAll();
       sessionID = sid;
     }
     for (const n of nodes) {
       const name = typeof n === "string" ? n : n.alias;
-      if (name && !terms[name]) terms[name] = makeTerminal(name);
+      if (name) tabs.add(name);
     }
-    const have = Object.keys(terms);
+    const have = tabs.nodes();
     if (!have.length) {
       status(W.fill(T.wsnocluster, { name: learnerName() }));
-    } else if (!activeNode || !terms[activeNode]) {
+    } else if (!tabs.active || !tabs.get(tabs.active)) {
       selectTab(have[0]);
     }
     renderMode();
-  }
-
-  function closeTerminals() {
-    for (const [name, t] of Object.entries(terms)) {
-      t.close();
-      t.tab.remove();
-      t.el.remove();
-      delete terms[name];
-    }
-    activeNode = null;
   }
 
   // ---- mode --------------------------------------------------------------------
@@ -102,18 +87,23 @@
     m.dataset.mode = mode;
     root.dataset.mode = mode;
     m.textContent = mode === "control" ? W.fill(T.wstyping, { name: learnerName() }) : T.wsreadonly;
-    const can = !ended && Object.keys(terms).length > 0;
+    const can = !ended && termCount() > 0;
     $("watch-takeover").hidden = mode === "control";
     $("watch-takeover").disabled = !can;
     $("watch-release").hidden = mode !== "control";
   }
 
   function setMode(m) {
-    if (m === "control" && (ended || !Object.keys(terms).length)) return;
+    if (m === "control" && (ended || !termCount())) return;
     mode = m;
     renderMode();
-    for (const t of Object.values(terms)) t.setMode(m);
-    if (m === "control" && activeNode) terms[activeNode].term.focus();
+    // Each terminal connects again in the new mode; keys go out in control only.
+    for (const node of tabs.nodes()) {
+      const t = tabs.get(node);
+      t.setInput(m === "control");
+      t.reconnect();
+    }
+    if (m === "control" && tabs.active) tabs.get(tabs.active).focus();
   }
 
   $("watch-takeover").addEventListener("click", () => { notice(""); setMode("control"); });
@@ -129,140 +119,31 @@
   }
 
   // ---- terminals -------------------------------------------------------------
-  function selectTab(node) {
-    activeNode = node;
-    for (const [name, t] of Object.entries(terms)) {
-      const on = name === node;
-      t.tab.classList.toggle("on", on);
-      t.tab.setAttribute("aria-selected", on);
-      t.el.hidden = !on;
-      if (on) { t.open(); setTimeout(() => t.fit(), 0); }
-    }
-  }
+  // The learner's terminal at the learner's size (the server's hello says
+  // it): no resize goes to the learner's pty. Replies to terminal queries
+  // never leave this page: the learner's own terminal answered them.
+  const tabs = window.PodpathTerminal.tabs($("tabs"), $("term-host"), $("term-status"), (node) => ({
+    url: () => (location.protocol === "https:" ? "wss" : "ws") + "://" + location.host + "/api" + base + "/terminal/" + encodeURIComponent(node) + "?mode=" + mode,
+    input: mode === "control", answerQueries: false, sendResize: false, quietReadOnly: true, T,
+    onClose: (ev) => {
+      if (ev.code === 4002) {
+        // The learner ended the take-over: back to watching.
+        notice(W.fill(T.wslearnerended, { name: learnerName() }));
+        if (mode === "control") setMode("watch");
+        else tabs.get(node).reconnect();
+        return true;
+      }
+      if (ended && ev.code !== 4000 && ev.code !== 4001) {
+        const t = tabs.get(node);
+        if (t) { t.tab.dataset.status = "closed"; if (tabs.active === node) status(node + ": " + T.wsended); }
+        return true;
+      }
+      return false;
+    },
+  }));
 
-  function makeTerminal(node) {
-    const tab = document.createElement("button");
-    tab.type = "button";
-    tab.className = "term-tab";
-    tab.dataset.node = node;
-    tab.setAttribute("role", "tab");
-    tab.appendChild(W.el("span", "dot"));
-    tab.appendChild(document.createTextNode(node));
-    tab.addEventListener("click", () => selectTab(node));
-    $("tabs").appendChild(tab);
-    const el = W.el("div", "term");
-    el.dataset.node = node;
-    el.hidden = true;
-    $("term-host").appendChild(el);
-
-    const term = new window.Terminal({
-      cursorBlink: false, disableStdin: true, fontSize: 14, scrollback: 5000, convertEol: false,
-      fontFamily: '"DejaVu Sans Mono", "Menlo", "Consolas", monospace',
-      theme: { background: "#0f1720", foreground: "#d8dee9", cursor: "#f0c674" },
-    });
-    const fit = new window.FitAddon.FitAddon();
-    term.loadAddon(fit);
-    const encoder = new TextEncoder();
-    let ws = null, opened = false, closedForGood = false, retry = 0, fixedSize = false, sockMode = "watch";
-
-    const t = {
-      tab, el, term,
-      open() {
-        if (opened) return;
-        opened = true;
-        term.open(el);
-        fit.fit();
-        connect();
-      },
-      // Fits the terminal to the window, here only: no resize goes to
-      // the learner's terminal.
-      fit() {
-        if (!opened || fixedSize) return;
-        try { fit.fit(); } catch (e) { /* hidden */ }
-      },
-      setMode() {
-        term.options.disableStdin = mode !== "control";
-        term.options.cursorBlink = mode === "control";
-        if (!opened || sockMode === mode) return;
-        const old = ws;
-        ws = null;
-        if (old) old.close(1000, "mode change");
-        retry = 0;
-        connect();
-      },
-      close() { closedForGood = true; if (ws) ws.close(1000, "page left"); },
-    };
-
-    function tabStatus(s, cls) {
-      tab.dataset.status = cls || s;
-      if (node === activeNode) status(s ? node + ": " + s : "");
-    }
-
-    function connect() {
-      if (closedForGood) return;
-      const proto = location.protocol === "https:" ? "wss" : "ws";
-      sockMode = mode;
-      const sock = new WebSocket(proto + "://" + location.host + "/api" + base + "/terminal/" + encodeURIComponent(node) + "?mode=" + sockMode);
-      ws = sock;
-      sock.binaryType = "arraybuffer";
-      tabStatus(T.connecting, "connecting");
-      sock.onopen = () => { if (sock === ws) { retry = 0; tabStatus("", "open"); } };
-      sock.onmessage = (ev) => {
-        if (sock !== ws) return;
-        if (typeof ev.data !== "string") { term.write(new Uint8Array(ev.data)); return; }
-        let msg;
-        try { msg = JSON.parse(ev.data); } catch (e) { return; }
-        if (msg.type === "hello") {
-          if (msg.replayed) term.reset();
-          // Should the server say the learner's terminal size, show it at that size.
-          if (msg.cols > 0 && msg.rows > 0) { fixedSize = true; term.resize(msg.cols, msg.rows); }
-        }
-        if (msg.type === "exit") term.write("\r\n\x1b[33m" + msg.reason + "\x1b[0m\r\n");
-        // Watch mode's "read-only" answer to a key is not worth a line each time.
-        if (msg.type === "error" && sockMode === "control") term.write("\r\n\x1b[31m" + msg.message + "\x1b[0m\r\n");
-      };
-      sock.onclose = (ev) => {
-        if (sock !== ws || closedForGood) return; // replaced by a reconnect in the other mode
-        if (ev.code === 4002) {
-          // The learner ended the take-over: back to watching.
-          ws = null;
-          notice(W.fill(T.wslearnerended, { name: learnerName() }));
-          if (mode === "control") setMode("watch");
-          else connect();
-          return;
-        }
-        // 4000: the shell exited; 4001: opened elsewhere; 1008, 1009: too much. Wait for a click.
-        if (ev.code === 4000 || ev.code === 4001 || ev.code === 1008 || ev.code === 1009) {
-          tabStatus((ev.reason || "closed") + " — " + T.reconnect, "closed");
-          showReconnect();
-          return;
-        }
-        if (ended) { tabStatus(T.wsended, "closed"); return; }
-        tabStatus(T.connecting, "connecting");
-        retry = Math.min(retry + 1, 6);
-        setTimeout(() => { if (sock === ws) connect(); }, 500 * retry);
-      };
-    }
-
-    function showReconnect() {
-      const b = W.el("button", "button small reconnect", T.reconnect);
-      b.type = "button";
-      b.addEventListener("click", () => { b.remove(); term.write("\r\n"); connect(); });
-      el.appendChild(b);
-    }
-
-    term.onData((d) => {
-      // xterm.js answers queries in the output it is shown (device
-      // attributes, cursor position, colours); the learner's own terminal
-      // answered them already, and sent from here they arrive as typing
-      // ("0;276;0c" at the prompt). Only keys go to the learner's shell.
-      if (TERMINAL_REPLY.test(d)) return;
-      if (mode === "control" && sockMode === "control" && ws && ws.readyState === 1) ws.send(encoder.encode(d));
-    });
-    return t;
-  }
-
-  window.addEventListener("resize", () => { if (activeNode && terms[activeNode]) terms[activeNode].fit(); });
+  function selectTab(node) { tabs.select(node); }
+  function termCount() { return tabs.nodes().length; }
 
   // ---- live: the workshop's events, for this learner's row -----------------------
   let es = null, esRetry = 0;
@@ -271,7 +152,7 @@
     const before = row;
     setRow(r);
     // A new session, or a cluster that just became ready: ask for the nodes.
-    if ((r.sessionId || "") !== (sessionID || "") || (r.cluster === "ready" && (!before || before.cluster !== "ready" || !Object.keys(terms).length))) load();
+    if ((r.sessionId || "") !== (sessionID || "") || (r.cluster === "ready" && (!before || before.cluster !== "ready" || !termCount()))) load();
   }
   function connectEvents() {
     es = new EventSource("/api/workshops/" + wsID + "/events?lang=" + W.lang);
@@ -308,6 +189,6 @@
   load().then((ok) => {
     if (!ok) return;
     connectEvents();
-    setInterval(() => { if (!ended && !Object.keys(terms).length) load(); }, 10000);
+    setInterval(() => { if (!ended && !termCount()) load(); }, 10000);
   });
 })();
