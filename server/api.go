@@ -303,6 +303,13 @@ type SessionView struct {
 	ExpiresAt        time.Time    `json:"expiresAt"`
 	IdleDeadline     time.Time    `json:"idleDeadline"`
 	Deadline         time.Time    `json:"deadline"`
+	// EndsAt is when the session ends whatever the learner does, and
+	// EndsBy why: "lifetime" (its hard lifetime, which Extend moves) or
+	// "class" (its workshop's end). The countdown shows this; the idle
+	// deadline only warns, near its end.
+	EndsAt             time.Time `json:"endsAt"`
+	EndsBy             string    `json:"endsBy"`
+	IdleTimeoutSeconds int       `json:"idleTimeoutSeconds,omitempty"`
 	Extensions       int          `json:"extensions"`
 	MaxExtensions    int          `json:"maxExtensions"`
 	WarnBeforeSecond int          `json:"warnBeforeSeconds"`
@@ -355,9 +362,22 @@ func (s *Server) sessionView(c echo.Context, sess *store.LabSession) (*SessionVi
 	v := &SessionView{
 		ID: sess.ID.String(), LabID: sess.LabID, Mode: sess.Mode, State: sess.State, EndReason: sess.EndReason,
 		CreatedAt: sess.CreatedAt, LastActivityAt: sess.LastActivityAt, ExpiresAt: sess.ExpiresAt,
-		IdleDeadline: sess.IdleDeadline(s.cfg.IdleTimeout), Deadline: sess.Deadline(s.cfg.IdleTimeout), Extensions: sess.Extensions,
-		MaxExtensions: s.cfg.MaxExtensions, WarnBeforeSecond: int(s.cfg.WarnBefore.Seconds()),
+		Extensions: sess.Extensions, MaxExtensions: s.cfg.MaxExtensions, WarnBeforeSecond: int(s.cfg.WarnBefore.Seconds()),
 		Workshop: s.sessionWorkshop(ctx, sess),
+	}
+	// The idle deadline from the latest activity the engine saw (keys
+	// reach Postgres only every few seconds), so a reload does not jump.
+	fresh := *sess
+	fresh.LastActivityAt = s.engine.LastActivity(sess)
+	v.LastActivityAt = fresh.LastActivityAt
+	v.IdleDeadline, v.Deadline = fresh.IdleDeadline(s.cfg.IdleTimeout), fresh.Deadline(s.cfg.IdleTimeout)
+	v.EndsAt, v.EndsBy = sess.ExpiresAt, "lifetime"
+	if sess.WorkshopID == nil {
+		v.IdleTimeoutSeconds = int(s.cfg.IdleTimeout.Seconds())
+	} else if w, err := s.store.WorkshopByID(ctx, *sess.WorkshopID); err == nil && !w.EndsAt.After(v.EndsAt) {
+		// A workshop's session ends with the class (its lifetime has a
+		// few minutes' margin for a server that was down then).
+		v.EndsAt, v.EndsBy = w.EndsAt, "class"
 	}
 	sb, err := s.store.SandboxOf(ctx, sess.ID)
 	if err != nil {
@@ -537,6 +557,9 @@ func (s *Server) apiExtend(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if sess.WorkshopID != nil {
+		return apiError(http.StatusConflict, "a workshop's session ends with the class: its instructor can give everyone more time")
+	}
 	ext, err := s.store.ExtendLabSession(c.Request().Context(), sess.ID, s.cfg.Extension, s.cfg.MaxExtensions)
 	if errors.Is(err, store.ErrNotFound) {
 		return apiError(http.StatusConflict, fmt.Sprintf("this session was already extended %d times, the most allowed", s.cfg.MaxExtensions))
@@ -550,6 +573,18 @@ func (s *Server) apiExtend(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, v)
+}
+
+// apiTouch records that the learner is here (the lab page, while they
+// read or click), and wakes a hibernated cluster: what keys in the
+// terminal do, for a learner who is reading.
+func (s *Server) apiTouch(c echo.Context) error {
+	sess, err := s.activeSession(c)
+	if err != nil {
+		return err
+	}
+	s.engine.Touch(sess.ID)
+	return c.NoContent(http.StatusNoContent)
 }
 
 func (s *Server) apiRetry(c echo.Context) error {

@@ -172,6 +172,7 @@ func (s *Server) routes() *echo.Echo {
 	auth.POST("/sessions/:id/steps/:step/check", s.apiCheck, clusterWork)
 	auth.POST("/sessions/:id/steps/:step/solve", s.apiSolve, clusterWork)
 	auth.POST("/sessions/:id/extend", s.apiExtend, clusterWork)
+	auth.POST("/sessions/:id/touch", s.apiTouch)
 	auth.POST("/sessions/:id/retry", s.apiRetry, clusterWork)
 	auth.DELETE("/sessions/:id", s.apiEnd, clusterWork)
 	auth.GET("/sessions/:id/terminal/:node", s.apiTerminal, clusterWork)

@@ -13,8 +13,6 @@
   let session = null;      // the latest SessionView
   let currentStep = null;  // the step shown
   let checking = false;
-  const terms = {};        // node -> terminal tab
-  let activeNode = null;
 
   // ---- API ---------------------------------------------------------------
   async function api(method, path, body) {
@@ -39,6 +37,7 @@
     if (!currentStep) showStep(s.currentStep || (s.steps[s.steps.length - 1] || {}).id);
     if (s.sandbox.state === "ready") ensureTerminals();
     $("extend-btn").disabled = s.extensions >= s.maxExtensions || s.state !== "active";
+    $("extend-btn").hidden = s.endsBy === "class";
     renderWorkshop();
   }
 
@@ -121,7 +120,7 @@
       if (a.stepId === currentStep && !checking) renderAttempt(a);
       refresh();
     });
-    es.addEventListener("expiring", () => showBanner(T.expiresoon));
+    es.addEventListener("expiring", () => showBanner(session && session.endsBy === "class" ? T.classendssoon : T.expiresoon));
     // A workshop's session: the instructor's message, a take-over, the hand.
     es.addEventListener("broadcast", (ev) => {
       const b = JSON.parse(ev.data);
@@ -202,16 +201,53 @@
   });
 
   // ---- countdown and extend -----------------------------------------------
-  setInterval(() => {
-    if (!session || session.state !== "active") { $("timer").textContent = "–:––"; return; }
-    const left = Math.max(0, new Date(session.deadline) - Date.now());
-    const s = Math.floor(left / 1000);
+  // The countdown is the session's hard end (its lifetime, which Extend
+  // moves, or the class's end): it does not move while the learner works.
+  // Being away has a deadline of its own (the idle timeout), warned of in a
+  // banner of its own only as it nears, and pushed back by anything the
+  // learner does on the page: keys in the terminal reach the server
+  // themselves; reading and clicking are told to it at most every 30 s.
+  let lastInput = Date.now(), lastTouch = Date.now();
+  function activity() {
+    lastInput = Date.now();
+    if (!session || session.state !== "active" || Date.now() - lastTouch < 30000) return;
+    lastTouch = Date.now();
+    api("POST", "/sessions/" + sessionID + "/touch").catch(() => {});
+  }
+  for (const ev of ["keydown", "pointerdown", "wheel", "touchstart"]) window.addEventListener(ev, activity, { capture: true, passive: true });
+
+  function clock(ms) {
+    const s = Math.max(0, Math.floor(ms / 1000));
     const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), sec = s % 60;
-    $("timer").textContent = (h ? h + ":" + String(m).padStart(2, "0") : m) + ":" + String(sec).padStart(2, "0");
-    const warn = s < session.warnBeforeSeconds;
+    return (h ? h + ":" + String(m).padStart(2, "0") : m) + ":" + String(sec).padStart(2, "0");
+  }
+
+  function tick() {
+    const idle = $("idle-banner");
+    if (!session || session.state !== "active") {
+      $("timer").textContent = "–:––";
+      idle.hidden = true;
+      return;
+    }
+    const byClass = session.endsBy === "class";
+    $("timer-label").textContent = byClass ? T.classends : T.timeleft;
+    const left = new Date(session.endsAt) - Date.now();
+    $("timer").textContent = clock(left);
+    const warn = left < session.warnBeforeSeconds * 1000;
     $("timer").classList.toggle("warn", warn);
-    if (warn && $("banner").hidden) showBanner(T.expiresoon);
-  }, 1000);
+    if (warn && $("banner").hidden) showBanner(byClass ? T.classendssoon : T.expiresoon);
+    if (session.idleTimeoutSeconds) {
+      const idleAt = Math.max(new Date(session.idleDeadline).getTime(), lastInput + session.idleTimeoutSeconds * 1000);
+      const idleLeft = idleAt - Date.now();
+      const near = idleLeft < session.warnBeforeSeconds * 1000 && idleAt < new Date(session.endsAt).getTime();
+      idle.hidden = !near;
+      if (near) $("idle-text").textContent = fill(T.idlewarn, { time: clock(idleLeft) });
+    } else {
+      idle.hidden = true;
+    }
+  }
+  setInterval(tick, 1000);
+  $("idle-continue").addEventListener("click", () => { lastTouch = 0; activity(); tick(); });
 
   $("extend-btn").addEventListener("click", async () => {
     try { setSession(await api("POST", "/sessions/" + sessionID + "/extend")); showBanner(""); }
@@ -413,7 +449,7 @@
         run.type = "button";
         run.className = "code-run";
         run.textContent = "▶ " + T.run;
-        run.addEventListener("click", () => runInTerminal(node || activeNode, code.textContent));
+        run.addEventListener("click", () => runInTerminal(node || tabs.active, code.textContent));
         bar.appendChild(run);
       }
       pre.insertBefore(bar, code);
@@ -434,139 +470,32 @@
   }
 
   function runInTerminal(node, text) {
-    if (!terms[node]) node = activeNode;
-    const t = terms[node];
+    if (!tabs.get(node)) node = tabs.active;
+    const t = tabs.select(node);
     if (!t) return;
-    selectTab(node);
-    const cmd = text.replace(/\n+$/, "") + "\r";
-    // Ctrl-C first, as Killercoda's "exec interrupt": a program left
-    // running (kubectl get pods -w) stops instead of swallowing the
-    // command, and a half-typed line is dropped. The pause lets the
-    // terminal deliver the interrupt (which flushes pending input) before
-    // the command arrives.
-    t.send("\x03");
-    setTimeout(() => { t.send(cmd); t.term.focus(); }, 250);
+    // As Killercoda's "exec interrupt": a program left running (kubectl
+    // get pods -w) is stopped first instead of swallowing the command; the
+    // server types it once the shell is at its prompt (docs/TERMINAL.md).
+    t.run(text, true);
+    t.focus();
   }
 
   // ---- terminals -----------------------------------------------------------
+  const tabs = window.PodpathTerminal.tabs($("tabs"), $("term-host"), $("term-status"), (node) => ({
+    url: (term) => (location.protocol === "https:" ? "wss" : "ws") + "://" + location.host + "/api/sessions/" + sessionID + "/terminal/" + encodeURIComponent(node) + "?cols=" + term.cols + "&rows=" + term.rows,
+    input: true, answerQueries: true, sendResize: true, T,
+    onDropped: (text) => showBanner(text),
+  }));
+
   function ensureTerminals() {
     let nodes = [];
     try { nodes = typeof session.sandbox.nodes === "string" ? JSON.parse(session.sandbox.nodes) : session.sandbox.nodes; } catch (e) { nodes = []; }
     if (!nodes || !nodes.length) return;
-    for (const n of nodes) {
-      if (terms[n.alias]) continue;
-      terms[n.alias] = makeTerminal(n.alias);
-    }
-    if (!activeNode) selectTab(nodes[0].alias);
+    for (const n of nodes) tabs.add(n.alias);
+    if (!tabs.active) tabs.select(nodes[0].alias);
   }
 
-  function selectTab(node) {
-    activeNode = node;
-    for (const [name, t] of Object.entries(terms)) {
-      const on = name === node;
-      t.tab.classList.toggle("on", on);
-      t.tab.setAttribute("aria-selected", on);
-      t.el.hidden = !on;
-      if (on) { t.open(); setTimeout(() => t.fit(), 0); }
-    }
-  }
-
-  function makeTerminal(node) {
-    const tab = document.createElement("button");
-    tab.type = "button";
-    tab.className = "term-tab";
-    tab.dataset.node = node;
-    tab.setAttribute("role", "tab");
-    tab.innerHTML = '<span class="dot"></span>';
-    tab.appendChild(document.createTextNode(node));
-    tab.addEventListener("click", () => selectTab(node));
-    $("tabs").appendChild(tab);
-    const el = document.createElement("div");
-    el.className = "term";
-    el.dataset.node = node;
-    el.hidden = true;
-    $("term-host").appendChild(el);
-
-    const term = new window.Terminal({
-      cursorBlink: true, fontSize: 14, scrollback: 5000, convertEol: false,
-      fontFamily: '"DejaVu Sans Mono", "Menlo", "Consolas", monospace',
-      theme: { background: "#0f1720", foreground: "#d8dee9", cursor: "#f0c674" },
-    });
-    const fit = new window.FitAddon.FitAddon();
-    term.loadAddon(fit);
-    const encoder = new TextEncoder();
-    let ws = null, opened = false, closedForGood = false, retry = 0;
-
-    const t = {
-      tab, el, term,
-      open() {
-        if (opened) return;
-        opened = true;
-        term.open(el);
-        fit.fit();
-        connect();
-      },
-      fit() {
-        if (!opened) return;
-        try { fit.fit(); } catch (e) { return; }
-        if (ws && ws.readyState === 1) ws.send(JSON.stringify({ type: "resize", cols: term.cols, rows: term.rows }));
-      },
-      send(text) {
-        if (ws && ws.readyState === 1) ws.send(encoder.encode(text));
-      },
-      close() { closedForGood = true; if (ws) ws.close(); },
-    };
-
-    function status(s, cls) {
-      tab.dataset.status = cls || s;
-      if (node === activeNode) $("term-status").textContent = s ? node + ": " + s : "";
-    }
-
-    function connect() {
-      const proto = location.protocol === "https:" ? "wss" : "ws";
-      ws = new WebSocket(proto + "://" + location.host + "/api/sessions/" + sessionID + "/terminal/" + node + "?cols=" + term.cols + "&rows=" + term.rows);
-      ws.binaryType = "arraybuffer";
-      status(T.connecting, "connecting");
-      ws.onopen = () => { retry = 0; status("", "open"); };
-      ws.onmessage = (ev) => {
-        if (typeof ev.data !== "string") { term.write(new Uint8Array(ev.data)); return; }
-        const msg = JSON.parse(ev.data);
-        if (msg.type === "hello" && msg.replayed) term.reset();
-        if (msg.type === "exit") { term.write("\r\n\x1b[33m" + msg.reason + "\x1b[0m\r\n"); }
-        if (msg.type === "error") { term.write("\r\n\x1b[31m" + msg.message + "\x1b[0m\r\n"); }
-      };
-      ws.onclose = (ev) => {
-        if (closedForGood) return;
-        // 4000: the shell exited; 4001: opened elsewhere. Both wait for the learner.
-        if (ev.code === 4000 || ev.code === 4001 || ev.code === 1008 || ev.code === 1009) {
-          status((ev.reason || "closed") + " — " + T.reconnect, "closed");
-          showReconnect();
-          return;
-        }
-        status(T.connecting, "connecting");
-        retry = Math.min(retry + 1, 6);
-        setTimeout(connect, 500 * retry);
-      };
-    }
-
-    function showReconnect() {
-      const b = document.createElement("button");
-      b.type = "button";
-      b.className = "button small reconnect";
-      b.textContent = T.reconnect;
-      b.addEventListener("click", () => { b.remove(); term.write("\r\n"); connect(); });
-      el.appendChild(b);
-    }
-
-    term.onData((d) => t.send(d));
-    return t;
-  }
-
-  function closeTerminals() {
-    for (const t of Object.values(terms)) t.close();
-  }
-
-  window.addEventListener("resize", () => { if (activeNode && terms[activeNode]) terms[activeNode].fit(); });
+  function closeTerminals() { tabs.closeAll(); }
 
   // Start: the event stream's first event is the whole session.
   connectEvents();
