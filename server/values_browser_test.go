@@ -20,8 +20,9 @@ import (
 // a real headless Chromium: the first step passed, Next shows the second,
 // and every step picked from the list shows, each with the session's own
 // Service name where the text names it. Step text rendered from the
-// catalog's lab failed here (the steps API answered 500 for every step). No
-// cluster: the sandbox is a fake; passing a step is recorded in the store.
+// catalog's lab failed here (the steps API answered 500 for every step).
+// Then a check's result, below the fold, is brought into view. No cluster:
+// the sandbox is a fake; passing a step is recorded in the store.
 func TestLabWithValuesInBrowser(t *testing.T) {
 	if _, err := browser.Path(); err != nil {
 		testenv.Missing(t, "Chromium (apt-get install -y chromium)")
@@ -90,5 +91,13 @@ func TestLabWithValuesInBrowser(t *testing.T) {
 	if errs, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll("#results .result.failed")].map((li) => li.textContent).join("\n")`)); errs != "" {
 		t.Errorf("the page shows errors: %s", errs)
 	}
+	// A check's result, below the fold of a long step, is brought into view.
+	click(`#step-list li[data-step="by-name"] button`)
+	poll(ctx, t, "step by-name", `document.querySelector("#step-list li.current").dataset.step === "by-name" && `+body+`.length > 40`, 30*time.Second)
+	if below, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector("#results").getBoundingClientRect().top > window.innerHeight`)); !below {
+		t.Fatal("the results are not below the fold before Check: the test proves nothing")
+	}
+	click(`#check-btn`)
+	poll(ctx, t, "the check's result in view", `(() => { const li = document.querySelector("#results .result"); if (!li) return false; const r = li.getBoundingClientRect(); return r.top >= 0 && r.bottom <= window.innerHeight; })()`, 30*time.Second)
 	shot(ctx, t, "values-lab")
 }

@@ -412,7 +412,15 @@
       btn.textContent = label;
       $("check-btn").disabled = $("skip-btn").disabled = false;
       checking = false;
+      reveal($("results"));
     }
+  }
+  // reveal scrolls el into view when it is not: a check's result is what
+  // the learner waits for, and it may be below the fold.
+  function reveal(el) {
+    const r = el.getBoundingClientRect();
+    if (r.top >= 0 && r.bottom <= window.innerHeight) return;
+    el.scrollIntoView({ block: r.height > window.innerHeight * 0.8 ? "start" : "nearest", behavior: "smooth" });
   }
   $("check-btn").addEventListener("click", () => attempt("check"));
   $("skip-btn").addEventListener("click", () => { if (confirm(T.skipconfirm)) attempt("solve"); });
