@@ -491,7 +491,7 @@
   // ---- terminals -----------------------------------------------------------
   const tabs = window.PodpathTerminal.tabs($("tabs"), $("term-host"), $("term-status"), (node) => ({
     url: (term) => (location.protocol === "https:" ? "wss" : "ws") + "://" + location.host + "/api/sessions/" + sessionID + "/terminal/" + encodeURIComponent(node) + "?cols=" + term.cols + "&rows=" + term.rows,
-    input: true, answerQueries: true, sendResize: true, T,
+    input: true, sendResize: true, T,
     onDropped: (text) => showBanner(text),
   }));
 

@@ -6,10 +6,10 @@
 // What every page gets from here, and why it is in one place:
 // - Replies to terminal queries never reach the shell as typing. xterm.js
 //   answers queries (device attributes, cursor position, colours) in the
-//   output it is shown; the replay a reattaching page is sent holds the
-//   queries of the first attach, whose answers arrive at the shell as
-//   "0;276;0c" at the prompt. Answers to replayed output are dropped; a
-//   page that only looks on (a watcher) never answers at all.
+//   output it is shown, as if typed: the replay a reattaching page is sent
+//   holds the queries tmux made when it attached, and their answers
+//   arrived at the shell as "0;276;0c" at the prompt. Nothing in a node's
+//   shell needs the answers (tmux and vim do without), so none is sent.
 // - A command from a "run in terminal" button is never lost or corrupted:
 //   it waits for the connection and goes as one `run` message, which the
 //   server types in when the shell is ready for it (docs/TERMINAL.md,
@@ -31,7 +31,6 @@
   // create makes one terminal in el. opts:
   //   url()              the websocket URL (asked again at each connect)
   //   input              keys go to the shell (false: read-only, setInput changes it)
-  //   answerQueries      answer terminal queries in live output (false: never)
   //   sendResize         tell the server the window's size
   //   onStatus(text, cls) connection state for the tab ("", "open"; text, "connecting"|"closed")
   //   onHello(msg)       the server's hello
@@ -49,8 +48,6 @@
     const encoder = new TextEncoder();
     let ws = null, opened = false, closedForGood = false, retry = 0, ready = false;
     let input = opts.input !== false;
-    let replaying = 0;     // replayed chunks written but not yet parsed
-    let replayLeft = 0;    // replayed bytes still to come
     let fixedSize = false; // the server told the size to show (a watcher)
     let queue = [];        // runs waiting for the connection
 
@@ -141,21 +138,13 @@
       sock.onmessage = (ev) => {
         if (sock !== ws) return;
         if (typeof ev.data !== "string") {
-          const data = new Uint8Array(ev.data);
-          if (replayLeft > 0) {
-            replayLeft = Math.max(0, replayLeft - data.length);
-            replaying++;
-            term.write(data, () => { replaying--; });
-          } else {
-            term.write(data);
-          }
+          term.write(new Uint8Array(ev.data));
           return;
         }
         let msg;
         try { msg = JSON.parse(ev.data); } catch (e) { return; }
         if (msg.type === "hello") {
           if (msg.replayed) term.reset();
-          replayLeft = msg.replayed || 0;
           if (msg.cols > 0 && msg.rows > 0 && !opts.sendResize) { fixedSize = true; term.resize(msg.cols, msg.rows); }
           ready = true;
           if (opts.onHello) opts.onHello(msg);
@@ -193,9 +182,8 @@
     }
 
     term.onData((d) => {
-      // Answers to queries in replayed output, or from a page that only
-      // looks on, are not the learner's typing.
-      if (REPLY.test(d) && (replaying > 0 || opts.answerQueries === false)) return;
+      // A terminal's answer to a query is not the learner's typing.
+      if (REPLY.test(d)) return;
       if (input && ready && ws && ws.readyState === 1) ws.send(encoder.encode(d));
     });
     return t;

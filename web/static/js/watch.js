@@ -124,7 +124,7 @@
   // never leave this page: the learner's own terminal answered them.
   const tabs = window.PodpathTerminal.tabs($("tabs"), $("term-host"), $("term-status"), (node) => ({
     url: () => (location.protocol === "https:" ? "wss" : "ws") + "://" + location.host + "/api" + base + "/terminal/" + encodeURIComponent(node) + "?mode=" + mode,
-    input: mode === "control", answerQueries: false, sendResize: false, quietReadOnly: true, T,
+    input: mode === "control", sendResize: false, quietReadOnly: true, T,
     onClose: (ev) => {
       if (ev.code === 4002) {
         // The learner ended the take-over: back to watching.
