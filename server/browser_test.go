@@ -170,6 +170,84 @@ func TestBrowser(t *testing.T) {
 	)
 	poll(ctx, t, "the command's output", term+`.innerText.includes("podpath-42")`, 30*time.Second)
 
+	sandboxName := ""
+	list, _ := mgr.List(context.Background())
+	for _, s := range list {
+		if strings.HasSuffix(s.Name, strings.ReplaceAll(sessionID, "-", "")[:12]) {
+			sandboxName = s.Name
+		}
+	}
+	onNode := func(node, script string) string {
+		var out strings.Builder
+		if _, err := mgr.Exec(context.Background(), sandboxName, node, []string{"bash", "-c", "export KUBECONFIG=/etc/kubernetes/admin.conf; " + script}, nil, &out, nil); err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(out.String())
+	}
+	// pane is everything the learner's shell on node shows and showed, as
+	// its keeper (tmux) has it: what the shell was really given.
+	pane := func(node string) string {
+		return onNode(node, "tmux -L podpath capture-pane -p -t main -S -2000")
+	}
+	typeLine := func(line string) {
+		t.Helper()
+		do(ctx, t,
+			chromedp.Click(chromedp.CSS(`.term:not([hidden]) .xterm-screen`)),
+			chromedp.Focus(chromedp.CSS(`.term:not([hidden]) textarea`)),
+			browser.InsertText(line),
+			browser.PressEnter(),
+		)
+	}
+	// Nothing reaches a shell that the learner did not type: a reload at
+	// a prompt, a reload while a command runs, the page in the other
+	// language (each redraws the screen, and xterm.js answered the redrawn
+	// queries into the shell: "0;276;0c"), then Enter and a command.
+	garbage := func(node string) {
+		t.Helper()
+		if p := pane(node); strings.Contains(p, "command not found") || strings.Contains(p, ";276;") {
+			t.Fatalf("the shell on %s was given what nobody typed:\n%s", node, p)
+		}
+	}
+	do(ctx, t, chromedp.Reload())
+	poll(ctx, t, "the prompt after a reload", term+` && `+term+`.innerText.includes("podpath-42")`, 60*time.Second)
+	typeLine("")
+	typeLine("echo after-reload-$((3*3))")
+	poll(ctx, t, "a command after the reload", term+`.innerText.includes("after-reload-9")`, 30*time.Second)
+	typeLine("sleep 4; echo mid-$((2*4))")
+	do(ctx, t, chromedp.Navigate(e.url+sessionPath+"?lang=zh"))
+	poll(ctx, t, "the command that ran through the reload", term+` && `+term+`.innerText.includes("mid-8")`, 60*time.Second)
+	do(ctx, t, chromedp.Navigate(e.url+sessionPath+"?lang=en"))
+	poll(ctx, t, "the prompt in English again", term+` && `+term+`.innerText.includes("mid-8")`, 60*time.Second)
+	typeLine("")
+	typeLine("echo clean-$((5*5))")
+	poll(ctx, t, "a command after two reloads", term+`.innerText.includes("clean-25")`, 30*time.Second)
+	// Focusing and typing in the terminal does not scroll the page (it
+	// did, and left a white strip below the terminal).
+	if moved, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const b = document.body, t = document.querySelector(".terminals").getBoundingClientRect(); return (b.scrollTop || document.documentElement.scrollTop) + "/" + Math.round(window.innerHeight - t.bottom); })()`)); moved != "0/0" {
+		t.Errorf("the page scrolled while typing in the terminal (scrollTop/gap below the terminal: %s)", moved)
+	}
+	garbage("controlplane")
+	if p := pane("controlplane"); !strings.Contains(p, "echo clean-$((5*5))\nclean-25") {
+		t.Errorf("the command was not given as typed:\n%s", p)
+	}
+
+	// After the reloads, the first Run button on node01's tab (not opened
+	// yet) runs its command whole: it waits for the tab's connection.
+	do(ctx, t, chromedp.Click(chromedp.CSS(`#step-list li[data-step="kubelet"] button`)))
+	poll(ctx, t, "the kubelet step's node01 command", `document.querySelector('#step-body pre[data-node="node01"] .code-run') !== null`, 30*time.Second)
+	if opened, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('.term[data-node="node01"] .xterm') !== null`)); opened {
+		t.Fatal("node01's tab is open already: the test proves nothing")
+	}
+	do(ctx, t, chromedp.Click(chromedp.CSS(`#step-body pre[data-node="node01"] .code-run`)))
+	poll(ctx, t, "the command's output on node01", term+` && `+term+`.innerText.includes("root@node01") && `+term+`.innerText.includes("POD ID")`, 60*time.Second)
+	garbage("node01")
+	if p := pane("node01"); strings.Contains(p, "^C") {
+		t.Errorf("the Run button left ^C on node01's prompt line:\n%s", p)
+	}
+	do(ctx, t, chromedp.Click(chromedp.CSS(`.term-tab[data-node="controlplane"]`)))
+	do(ctx, t, chromedp.Click(chromedp.CSS(`#step-list li[data-step="stop-scheduler"] button`)))
+	poll(ctx, t, "the first step again", `document.querySelector('#step-list li.current').dataset.step === "stop-scheduler"`, 30*time.Second)
+
 	// A step's "run in terminal" button types its command in the right tab,
 	// stopping a program left running first (a watch would swallow it).
 	do(ctx, t,
@@ -199,20 +277,6 @@ func TestBrowser(t *testing.T) {
 	// asked (read off the cluster, as the learner reads it off the
 	// terminal), Check, Next. The schedule step leaves `kubectl get pods -w`
 	// running: the buttons after it must still work.
-	sandboxName := ""
-	list, _ := mgr.List(context.Background())
-	for _, s := range list {
-		if strings.HasSuffix(s.Name, strings.ReplaceAll(sessionID, "-", "")[:12]) {
-			sandboxName = s.Name
-		}
-	}
-	onNode := func(node, script string) string {
-		var out strings.Builder
-		if _, err := mgr.Exec(context.Background(), sandboxName, node, []string{"bash", "-c", "export KUBECONFIG=/etc/kubernetes/admin.conf; " + script}, nil, &out, nil); err != nil {
-			t.Fatal(err)
-		}
-		return strings.TrimSpace(out.String())
-	}
 	answers := map[string]func() string{
 		"etcd": func() string {
 			return "/registry/pods/default/" + onNode("controlplane", "kubectl get pods -l app=web -o jsonpath='{.items[0].metadata.name}'")
