@@ -269,9 +269,13 @@ func (v *validator) condition(where []any, c *Condition, j judged) {
 		v.at(where, "%s sets %s; set exactly one of probe (with expect), allOf, anyOf, not", what, strings.Join(set, " and "))
 		return
 	}
+	if key := set[0]; key != "probe" && has("observed", c.Observed != nil) {
+		v.at(append(where, "observed"), "observed: belongs with a probe:, whose value it reads; give each condition of %s its own", key)
+	}
 	switch key := set[0]; key {
 	case "probe":
 		v.probe(append(where, "probe"), &c.Probe)
+		v.readings(where, c.Observed)
 		if c.Probe.Script != nil {
 			if len(c.Expect.kinds()) > 0 {
 				v.at(append(where, "expect"), "a script check passes when its script exits 0; remove expect")
