@@ -368,6 +368,9 @@ func (o Observation) say(lang string) string {
 	case NoteTimedOut:
 		return o.fill(pick(lang, "the command on {node} did not finish in time", "the command on {node} did not finish in time", "{node} 上的命令没有按时结束"), lang)
 	case NoteNoJSON:
+		if a["output"] == "" {
+			return o.fill(pick(lang, "crictl {command} printed no JSON: ", "crictl {command} printed nothing, where JSON was expected", "crictl {command} 什么也没有输出，而这里应当输出 JSON"), lang)
+		}
 		return o.fill(pick(lang, "crictl {command} printed no JSON: {output}", "crictl {command} printed no JSON: {output}", "crictl {command} 输出的不是 JSON：{output}"), lang)
 	case NoteCheckError:
 		return o.fill(pick(lang, "{detail}", "the check itself is wrong: {detail}", "检查本身有错：{detail}"), lang)

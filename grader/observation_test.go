@@ -108,7 +108,7 @@ var everyNote = []Observation{
 	note(NoteNoAPI, "detail", "细节"), note(NoteNoResource, "resource", "资源"), note(NoteReadFailed, "resource", "资源", "name", "名", "detail", "细节"),
 	note(NoteListFailed, "resource", "资源", "detail", "细节"), note(NoteJSONPath, "jsonpath", "路径", "detail", "细节"),
 	note(NoteOutputTooLarge, "node", "节点", "mib", "1"), note(NoteExecFailed, "node", "节点", "detail", "细节"), note(NoteTimedOut, "node", "节点"),
-	note(NoteNoJSON, "command", "命令", "output", "输出"), note(NoteCheckError, "detail", "细节"),
+	note(NoteNoJSON, "command", "命令", "output", "输出"), note(NoteNoJSON, "command", "命令"), note(NoteCheckError, "detail", "细节"),
 }
 
 // Names that Chinese text keeps as they are (GLOSSARY.zh.md, rules 1, 3, 4).
