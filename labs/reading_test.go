@@ -1,6 +1,7 @@
 package labs
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -148,5 +149,41 @@ func TestReadingsTakeValues(t *testing.T) {
 	}
 	if !strings.Contains(lab.Steps[0].Checks[0].Observed[1].Text["en"], "{{") {
 		t.Error("For filled the lab itself")
+	}
+}
+
+// The built-in labs' readings are Chinese as GLOSSARY.zh.md writes it
+// (rule 7): a space between Chinese and Latin letters or digits, and
+// full-width punctuation; and the English reading has no Chinese in it.
+func TestBuiltinReadingsTypography(t *testing.T) {
+	all, ps := Builtin()
+	if len(ps) > 0 {
+		t.Fatalf("built-in labs have problems:\n%v", ps)
+	}
+	cjk := `\p{Han}`
+	noSpace := regexp.MustCompile(cjk + `[A-Za-z0-9{]|[A-Za-z0-9}]` + cjk)
+	asciiPunct := regexp.MustCompile(`[,;:()]`)
+	template := regexp.MustCompile(`\{\{.*?\}\}`)
+	n := 0
+	for _, l := range all {
+		for _, s := range l.Steps {
+			for i, c := range s.Checks {
+				for _, leaf := range c.Conditions() {
+					for _, r := range leaf.Observed {
+						n++
+						zh := template.ReplaceAllString(r.Text["zh"], "x")
+						if noSpace.MatchString(zh) || asciiPunct.MatchString(zh) {
+							t.Errorf("%s/%s check %d: Chinese reading %q: a space between Chinese and Latin, and full-width punctuation", l.ID, s.ID, i+1, r.Text["zh"])
+						}
+						if regexp.MustCompile(cjk).MatchString(r.Text["en"]) {
+							t.Errorf("%s/%s check %d: English reading %q has Chinese in it", l.ID, s.ID, i+1, r.Text["en"])
+						}
+					}
+				}
+			}
+		}
+	}
+	if n < 200 {
+		t.Errorf("only %d readings in the built-in labs; the walk over them is broken", n)
 	}
 }
