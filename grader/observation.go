@@ -423,7 +423,7 @@ func (o Observation) isError() bool {
 
 // lines is a value's lines joined into one line for a learner.
 func lines(s, lang string) string {
-	return strings.Join(labs.Text{"": s}.Lines(""), pick(lang, "\n", "; ", "；"))
+	return labs.JoinLines(s, pick(lang, "\n", "; ", "；"))
 }
 
 // spokenDuration writes 90s as "1 min 30 s" or "1 分 30 秒".

@@ -55,11 +55,23 @@ func Say(readings []Reading, value, lang string) (text string, ok bool) {
 			continue
 		}
 		return FillPlaceholders(r.Text.In(lang), map[string]string{
-			"value": strings.Join(Text{"": value}.Lines(""), "; "),
+			"value": JoinLines(value, "; "),
 			"count": strconv.Itoa(len(strings.Fields(value))),
 		}), true
 	}
 	return "", false
+}
+
+// JoinLines joins the non-empty lines of s, trimmed, with sep: a value of
+// several lines (events, commands) said on one.
+func JoinLines(s, sep string) string {
+	var out []string
+	for _, line := range strings.Split(s, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, sep)
 }
 
 // FillPlaceholders replaces each {name} in s with args[name], once: a value
