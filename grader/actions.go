@@ -77,15 +77,15 @@ func (g *Grader) runAction(ctx context.Context, a *labs.Action, answer *string) 
 		c := labs.Check{Probe: a.Wait.Probe, Expect: a.Wait.Expect, Within: a.Wait.Timeout}
 		o := g.overTime(ctx, &c, func() outcome { return g.judge(ctx, &c, "") }, nil)
 		if !o.passed {
-			return fmt.Errorf("waited %s: %s", a.Wait.Timeout.D(), o.observed)
+			return fmt.Errorf("waited %s: %s", a.Wait.Timeout.D(), o.obs.Raw())
 		}
 	case "answer":
 		v, err := g.read(ctx, a.Answer, "")
 		if err != nil {
 			return err
 		}
-		if v.missing != "" {
-			return fmt.Errorf("nothing to answer with: %s", v.missing)
+		if v.missing {
+			return fmt.Errorf("nothing to answer with: %s", v.obs.Raw())
 		}
 		if answer != nil {
 			*answer = v.s

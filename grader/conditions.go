@@ -3,6 +3,7 @@ package grader
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/podpath/podpath/labs"
@@ -17,11 +18,16 @@ func (g *Grader) judgeCondition(ctx context.Context, c *labs.Condition, answer s
 // judgeLeaf reads a condition's probe and judges the value with its matcher.
 func (g *Grader) judgeLeaf(ctx context.Context, c *labs.Condition, answer string) outcome {
 	if c.Probe.Script != nil {
-		return g.script(ctx, c.Probe.Script)
+		o := g.script(ctx, c.Probe.Script)
+		o.obs.Readings = c.Observed
+		return o
 	}
 	v, err := g.read(ctx, &c.Probe, answer)
 	if err != nil {
-		return outcome{observed: err.Error(), probeErr: true}
+		return outcome{obs: errorObservation(err), probeErr: true}
+	}
+	if !v.missing {
+		v.obs.Readings = c.Observed
 	}
 	return leafOutcome(&c.Expect, v, func(p *labs.Probe) (value, error) { return g.read(ctx, p, answer) })
 }
@@ -30,13 +36,13 @@ func (g *Grader) judgeLeaf(ctx context.Context, c *labs.Condition, answer string
 func leafOutcome(m *labs.Matcher, v value, other func(*labs.Probe) (value, error)) outcome {
 	vd, err := judgeValue(m, v, other)
 	if err != nil {
-		return outcome{observed: err.Error(), probeErr: true}
+		return outcome{obs: errorObservation(err), probeErr: true}
 	}
-	obs := v.display()
-	if vd.note != "" {
-		obs = vd.note
+	obs := v.obs
+	if vd.obs != nil {
+		obs = *vd.obs
 	}
-	return outcome{passed: vd.ok, observed: obs, undecided: vd.undecided}
+	return outcome{passed: vd.ok, obs: obs, undecided: vd.undecided}
 }
 
 // partMax bounds what one part of a combined check shows, so that the
@@ -54,59 +60,48 @@ func combine(c *labs.Condition, leaf func(*labs.Condition) outcome) outcome {
 		if len(c.AllOf) == 0 {
 			// labs validate rejects it; a check built in code must not
 			// pass by judging nothing.
-			return outcome{observed: "allOf has no conditions", probeErr: true}
+			return outcome{obs: note(NoteCheckError, "detail", "allOf has no conditions"), probeErr: true}
 		}
-		var seen []string
+		all := note(NoteAllOfPassed)
 		for i := range c.AllOf {
 			o := combine(&c.AllOf[i], leaf)
 			if !o.passed {
-				return outcome{observed: fmt.Sprintf("%s of allOf: %s", ordinal(i+1), part(&c.AllOf[i], o)),
+				return outcome{obs: about(NoteAllOfFailed, o.obs, "index", strconv.Itoa(i+1)),
 					feedback: o.feedback, probeErr: o.probeErr, undecided: o.undecided || o.probeErr}
 			}
-			seen = append(seen, cut(o.observed))
+			all.Of = append(all.Of, o.obs)
 		}
-		return outcome{passed: true, observed: fmt.Sprintf("all %d of allOf passed: %s", len(c.AllOf), strings.Join(seen, "; "))}
+		return outcome{passed: true, obs: all}
 	case "anyOf":
-		var seen []string
 		var feedback []labs.Text
-		res := outcome{}
+		res := outcome{obs: note(NoteAnyOfNone)}
 		for i := range c.AnyOf {
 			o := combine(&c.AnyOf[i], leaf)
 			if o.passed {
-				return outcome{passed: true, observed: fmt.Sprintf("%s of anyOf: %s", ordinal(i+1), part(&c.AnyOf[i], o))}
+				return outcome{passed: true, obs: about(NoteAnyOfPassed, o.obs, "index", strconv.Itoa(i+1))}
 			}
-			seen = append(seen, ordinal(i+1)+" "+part(&c.AnyOf[i], o))
+			res.obs.Of = append(res.obs.Of, o.obs)
 			feedback = append(feedback, o.feedback)
 			// One part that could not be judged may have been the one
 			// that passes: the check cannot say it failed.
 			res.probeErr = res.probeErr || o.probeErr
 			res.undecided = res.undecided || o.undecided || o.probeErr
 		}
-		res.observed = "none of anyOf: " + strings.Join(seen, "; ")
 		res.feedback = mergeText(feedback)
 		return res
 	case "not":
 		o := combine(c.Not, leaf)
 		switch {
 		case o.probeErr:
-			return outcome{observed: "not: " + part(c.Not, o), probeErr: true, undecided: true}
+			return outcome{obs: about(NoteNotError, o.obs), probeErr: true, undecided: true}
 		case o.undecided:
-			return outcome{observed: "not: " + part(c.Not, o) + " (nothing to judge, so no pass)", undecided: true}
+			return outcome{obs: about(NoteNotUndecided, o.obs), undecided: true}
 		case o.passed:
-			return outcome{observed: "not: " + part(c.Not, o) + " (it must not match)"}
+			return outcome{obs: about(NoteNotAccepted, o.obs)}
 		}
-		return outcome{passed: true, observed: "not: " + part(c.Not, o) + " (does not match, as required)"}
+		return outcome{passed: true, obs: about(NoteNotRejected, o.obs)}
 	}
 	return leaf(c)
-}
-
-// part says what a part of a combined check read: "read X" for a probe
-// that read X, or what a combined part says of itself.
-func part(c *labs.Condition, o outcome) string {
-	if c.Combinator() != "" || o.probeErr || c.Probe.Script != nil {
-		return cut(o.observed)
-	}
-	return "read " + cut(o.observed)
 }
 
 func cut(s string) string {

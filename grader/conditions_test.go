@@ -29,16 +29,20 @@ func readValues(reads *[]string) func(*labs.Condition) outcome {
 		if c.Probe.Script != nil {
 			s := c.Probe.Script.Script
 			*reads = append(*reads, "script")
-			return outcome{passed: s == "exit 0", observed: "exit 1", feedback: scriptFeedback(s)}
+			code := "1"
+			if s == "exit 0" {
+				code = "0"
+			}
+			return outcome{passed: s == "exit 0", obs: readValue(NoteScript, code).obs, feedback: scriptFeedback(s)}
 		}
 		run := c.Probe.Command.Run
 		*reads = append(*reads, run)
 		if msg, ok := strings.CutPrefix(run, "ERR "); ok {
-			return outcome{observed: msg, probeErr: true}
+			return outcome{obs: note(NoteCheckError, "detail", msg), probeErr: true}
 		}
-		v := value{s: run}
+		v := readValue(NoteValue, run)
 		if run == "MISSING" {
-			v = value{missing: "(no pods \"web\" in namespace default)"}
+			v = nothing(NoteNoObject, "resource", "pods", "name", "web", "namespace", "default")
 		}
 		return leafOutcome(&c.Expect, v, func(*labs.Probe) (value, error) { return value{}, errors.New("no other probe here") })
 	}
@@ -95,8 +99,8 @@ func TestCombinators(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var reads []string
 			o := combine(&tc.c, readValues(&reads))
-			if o.passed != tc.passed || o.probeErr != tc.probeErr || (tc.observed != "" && o.observed != tc.observed) {
-				t.Errorf("passed %v probeErr %v observed %q; want %v %v %q", o.passed, o.probeErr, o.observed, tc.passed, tc.probeErr, tc.observed)
+			if o.passed != tc.passed || o.probeErr != tc.probeErr || (tc.observed != "" && o.obs.Raw() != tc.observed) {
+				t.Errorf("passed %v probeErr %v observed %q; want %v %v %q", o.passed, o.probeErr, o.obs.Raw(), tc.passed, tc.probeErr, tc.observed)
 			}
 			if got := strings.Join(reads, ","); tc.reads != "" && got != tc.reads {
 				t.Errorf("probes read: %q, want %q", got, tc.reads)
@@ -121,7 +125,7 @@ func TestCombinedScriptFeedback(t *testing.T) {
 		t.Errorf("anyOf of two failing scripts: passed %v feedback %v", o.passed, o.feedback)
 	}
 	c = labs.Condition{AllOf: []labs.Condition{script("exit 0"), script("FAIL[zh]: 没有请求")}}
-	if o := combine(&c, readValues(&reads)); o.passed || o.feedback.In("en") != "没有请求" || !strings.HasPrefix(o.observed, "2nd of allOf: exit 1") {
+	if o := combine(&c, readValues(&reads)); o.passed || o.feedback.In("en") != "没有请求" || !strings.HasPrefix(o.obs.Raw(), "2nd of allOf: exit 1") {
 		t.Errorf("allOf failing at a script: %+v", o)
 	}
 	c = labs.Condition{Not: &labs.Condition{AllOf: []labs.Condition{script("exit 0")}}}
@@ -203,8 +207,8 @@ func TestQuantityAndNumbers(t *testing.T) {
 			t.Errorf("%s %q: ok %v undecided %v err %v; want %v %v", c.m.Kind(), c.read, vd.ok, vd.undecided, err, c.ok, c.undecided)
 		}
 	}
-	if vd, _ := judgeValue(&labs.Matcher{Quantity: "1Gi"}, value{s: "lots"}, none); vd.note != "lots (not a quantity)" {
-		t.Errorf("note for a value that is no quantity: %q", vd.note)
+	if vd, _ := judgeValue(&labs.Matcher{Quantity: "1Gi"}, readValue(NoteValue, "lots"), none); vd.obs == nil || vd.obs.Raw() != "lots (not a quantity)" {
+		t.Errorf("note for a value that is no quantity: %+v", vd.obs)
 	}
 }
 
@@ -267,7 +271,8 @@ func TestCombinedCheckResults(t *testing.T) {
 	if r := res[2]; r.Passed || r.Feedback.In("en") != "the pod has no limits" || r.Feedback.In("zh") != "Pod 没有限制" || !strings.HasPrefix(r.Observed, "2nd of allOf: exit 1") {
 		t.Errorf("allOf failing at a script: %+v", r)
 	}
-	if r := res[3]; r.Passed || !r.ProbeError || !strings.Contains(r.Observed, `not: could not run a command on node07: no node "node07"`) || r.Feedback.In("en") != r.Observed {
+	if r := res[3]; r.Passed || !r.ProbeError || !strings.Contains(r.Observed, `not: could not run a command on node07: no node "node07"`) ||
+		r.Feedback.In("en") != r.Words["en"] || r.Words["zh"] != `无法在 node07 上运行命令：no node "node07"` {
 		t.Errorf("not of a node that is down: %+v", r)
 	}
 	if Passed(res) {

@@ -7,8 +7,8 @@ package grader
 
 import (
 	"context"
-	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -61,21 +61,21 @@ func (g *Grader) kube(ctx context.Context) (*clients, error) {
 	}
 	cfg, err := g.target.RESTConfig(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("the cluster's API server: %w", err)
+		return nil, failed(NoteNoAPI, "detail", err.Error())
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.Timeout = 15 * time.Second
 	core, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, err
+		return nil, failed(NoteNoAPI, "detail", err.Error())
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
-		return nil, err
+		return nil, failed(NoteNoAPI, "detail", err.Error())
 	}
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
-		return nil, err
+		return nil, failed(NoteNoAPI, "detail", err.Error())
 	}
 	g.clients = &clients{core: core, dynamic: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}
 	return g.clients, nil
@@ -89,8 +89,16 @@ type Result struct {
 	// Passed is true only when the probe read a value and the matcher
 	// accepted it.
 	Passed bool `json:"passed"`
-	// Observed is what the probe read (shortened), or why it read nothing.
+	// Observed is what the probe read (shortened), or why it read nothing,
+	// with the grader's notes, in its English: kept with the attempt for
+	// instructors and debugging.
 	Observed string `json:"observed"`
+	// Words are Observed as a learner reads it, in each language: the
+	// lab's readings of the values read, and podpath's words for the rest.
+	// They are what the lab page and the workshop board show.
+	Words labs.Text `json:"words,omitempty"`
+	// Observation is Observed as data (what Observed and Words say).
+	Observation Observation `json:"-"`
 	// Feedback is the hint for a failed check, a script's FAIL: lines, or
 	// what went wrong reading the probe.
 	Feedback labs.Text `json:"feedback,omitempty"`
@@ -173,14 +181,15 @@ func (g *Grader) check(ctx context.Context, i int, c *labs.Check, opts Options, 
 	default:
 		o = g.overTime(ctx, c, once, giveUp)
 	}
-	res.Passed, res.Observed, res.ProbeError = o.passed, shorten(o.observed), o.probeErr
+	res.Passed, res.Observed, res.ProbeError = o.passed, shorten(o.obs.Raw()), o.probeErr
+	res.Words, res.Observation = o.obs.Text(), o.obs
 	res.Duration = time.Since(start)
 	switch {
 	case o.passed:
 	case len(o.feedback) > 0:
 		res.Feedback = o.feedback
 	case o.probeErr:
-		res.Feedback = labs.Text{"en": o.observed}
+		res.Feedback = o.obs.Text()
 	default:
 		res.Feedback = hintFor(c.Hints, opts.Attempt)
 	}
@@ -205,7 +214,6 @@ func hintFor(hints []labs.Text, attempt int) labs.Text {
 // overTime applies within (poll until the check passes) and then holds
 // (the check must keep passing for that long).
 func (g *Grader) overTime(ctx context.Context, c *labs.Check, once func() outcome, giveUp <-chan struct{}) outcome {
-	const stopped = " (not waited for: another check of this step failed)"
 	o := once()
 	if c.Within > 0 && !o.passed {
 		deadline := time.Now().Add(c.Within.D())
@@ -214,13 +222,13 @@ func (g *Grader) overTime(ctx context.Context, c *labs.Check, once func() outcom
 			case sleptCancelled:
 				return o
 			case sleptGaveUp:
-				o.observed += stopped
+				o.obs = about(NoteNotWaited, o.obs)
 				return o
 			}
 			o = once()
 		}
 		if !o.passed {
-			o.observed += fmt.Sprintf(" (still after %s)", c.Within.D())
+			o.obs = about(NoteStillAfter, o.obs, "after", c.Within.D().String())
 			return o
 		}
 	}
@@ -229,14 +237,14 @@ func (g *Grader) overTime(ctx context.Context, c *labs.Check, once func() outcom
 		for time.Now().Before(deadline) {
 			switch sleep(ctx, g.PollInterval, giveUp) {
 			case sleptCancelled:
-				return outcome{observed: "the check was cancelled", probeErr: true}
+				return outcome{obs: note(NoteCancelled), probeErr: true}
 			case sleptGaveUp:
 				o.passed = false
-				o.observed += stopped
+				o.obs = about(NoteNotWaited, o.obs)
 				return o
 			}
 			if o = once(); !o.passed {
-				o.observed += fmt.Sprintf(" (it did not hold for %s)", c.Holds.D())
+				o.obs = about(NoteDidNotHold, o.obs, "for", c.Holds.D().String())
 				return o
 			}
 		}
@@ -267,8 +275,8 @@ func sleep(ctx context.Context, d time.Duration, giveUp <-chan struct{}) slept {
 
 // outcome is one judgement of a check, or of a part of one.
 type outcome struct {
-	passed   bool
-	observed string
+	passed bool
+	obs    Observation
 	// feedback is a script's FAIL: lines by language.
 	feedback labs.Text
 	probeErr bool
@@ -291,29 +299,36 @@ func (g *Grader) judge(ctx context.Context, c *labs.Check, answer string) outcom
 // value is what a probe read.
 type value struct {
 	s string
-	// missing says why there is nothing to read (object not found, no
-	// such file); the value is then empty.
-	missing string
-	// secret values (the real answer) are never shown to the learner.
-	secret bool
+	// missing says there was nothing to read (object not found, no such
+	// file): the value is empty, and obs says why.
+	missing bool
+	// obs is what the probe observed: the value, or why there was none.
+	obs Observation
 }
 
-func (v value) display() string {
-	if v.missing != "" {
-		return v.missing
-	}
-	if v.s == "" {
-		return "(empty)"
-	}
-	return v.s
+// readValue is a value a probe read, observed as note n says.
+func readValue(n Note, s string, args ...string) value {
+	o := note(n, args...)
+	o.Value = s
+	return value{s: s, obs: o}
 }
 
+// nothing is a probe that found nothing to read, for the reason n says.
+func nothing(n Note, args ...string) value {
+	return value{missing: true, obs: note(n, args...)}
+}
+
+// shorten cuts s to about 600 bytes, on a rune boundary.
 func shorten(s string) string {
 	const max = 600
-	if len(s) > max {
-		return s[:max] + " …"
+	if len(s) <= max {
+		return s
 	}
-	return s
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + " …"
 }
 
 // MaxOutput bounds what one probe command may print (stdout and stderr
@@ -371,13 +386,13 @@ func (g *Grader) nodeShell(ctx context.Context, node, script string, stdin io.Re
 	full := "[ -r /etc/kubernetes/admin.conf ] && export KUBECONFIG=/etc/kubernetes/admin.conf\n" + script
 	code, err = g.target.Exec(runCtx, node, []string{"bash", "-c", full}, stdin, out, errb)
 	if out.over || errb.over {
-		return out.String(), errb.String(), -1, fmt.Errorf("output too large: the command on %s printed more than %d MiB, and podpath stopped reading", node, MaxOutput>>20)
+		return out.String(), errb.String(), -1, failed(NoteOutputTooLarge, "node", node, "mib", strconv.Itoa(MaxOutput>>20))
 	}
 	if err != nil {
-		return "", "", -1, fmt.Errorf("could not run a command on %s: %v", node, err)
+		return "", "", -1, failed(NoteExecFailed, "node", node, "detail", err.Error())
 	}
 	if ctx.Err() != nil {
-		return out.String(), errb.String(), code, fmt.Errorf("the command on %s did not finish in time", node)
+		return out.String(), errb.String(), code, failed(NoteTimedOut, "node", node)
 	}
 	return out.String(), errb.String(), code, nil
 }

@@ -14,9 +14,10 @@ import (
 // verdict is a matcher's judgement of one value.
 type verdict struct {
 	ok bool
-	// note, when set, replaces the value shown to the learner (sameAs
-	// never shows the real value it compared against).
-	note string
+	// obs, when set, is what the judgement observed instead of the plain
+	// value: the value with the matcher's note on it. sameAs never shows
+	// the real value it compared against.
+	obs *Observation
 	// undecided says the matcher had nothing to judge: the value is no
 	// number, or the cluster shows nothing to compare with. It fails, and
 	// a not of it fails too.
@@ -55,7 +56,7 @@ func judgeValue(m *labs.Matcher, v value, other func(*labs.Probe) (value, error)
 	case m.GT != nil, m.GE != nil, m.LT != nil, m.LE != nil:
 		n, ok := number(s)
 		if !ok {
-			return verdict{note: fmt.Sprintf("%s (not a number)", v.display()), undecided: true}, nil
+			return verdict{obs: ptr(about(NoteNotNumber, v.obs)), undecided: true}, nil
 		}
 		return verdict{ok: compare(m, n)}, nil
 	case m.Quantity != "":
@@ -65,13 +66,13 @@ func judgeValue(m *labs.Matcher, v value, other func(*labs.Probe) (value, error)
 		}
 		got, err := resource.ParseQuantity(strings.TrimSpace(s))
 		if err != nil {
-			return verdict{note: fmt.Sprintf("%s (not a quantity)", v.display()), undecided: true}, nil
+			return verdict{obs: ptr(about(NoteNotQuantity, v.obs)), undecided: true}, nil
 		}
 		return verdict{ok: got.Cmp(want) == 0}, nil
 	case m.Count != nil:
 		n := len(strings.Fields(s))
 		inner, err := judgeValue(m.Count, value{s: strconv.Itoa(n)}, other)
-		return verdict{ok: inner.ok, note: fmt.Sprintf("%d (%s)", n, shorten(v.display()))}, err
+		return verdict{ok: inner.ok, obs: ptr(about(NoteCount, v.obs, "n", strconv.Itoa(n)))}, err
 	case m.SameAs != nil, m.DiffersFrom != nil:
 		p := m.SameAs
 		if p == nil {
@@ -81,32 +82,38 @@ func judgeValue(m *labs.Matcher, v value, other func(*labs.Probe) (value, error)
 		if err != nil {
 			return verdict{}, err
 		}
-		if w.missing != "" {
-			return verdict{note: "cannot compare: " + w.missing, undecided: true}, nil
+		if w.missing {
+			cannot := about(NoteCannotCompare, v.obs)
+			cannot.Of = append(cannot.Of, w.obs)
+			return verdict{obs: &cannot, undecided: true}, nil
 		}
 		// Nothing never matches: an empty answer is no answer, and an
 		// empty reading means the cluster has nothing to compare yet.
 		if s == "" {
-			return verdict{note: v.display(), undecided: true}, nil
+			return verdict{undecided: true}, nil
 		}
 		if w.s == "" {
-			return verdict{ok: m.DiffersFrom != nil, note: v.display() + " (the cluster shows nothing to compare with yet)", undecided: m.SameAs != nil}, nil
+			return verdict{ok: m.DiffersFrom != nil, obs: ptr(about(NoteNothingYet, v.obs)), undecided: m.SameAs != nil}, nil
 		}
 		a, b := fold(s), fold(w.s)
 		same := a == b || (m.MinPrefix > 0 && len(a) >= m.MinPrefix && strings.HasPrefix(b, a))
 		if m.SameAs != nil {
 			if same {
-				return verdict{ok: true, note: v.display() + " (matches the cluster)"}, nil
+				return verdict{ok: true, obs: ptr(about(NoteSame, v.obs))}, nil
 			}
-			return verdict{note: v.display() + " (does not match what the cluster shows)"}, nil
+			return verdict{obs: ptr(about(NoteNotSame, v.obs))}, nil
 		}
 		if same {
-			return verdict{note: v.display() + " (the same as the value it must differ from)"}, nil
+			return verdict{obs: ptr(about(NoteNotDifferent, v.obs))}, nil
 		}
-		return verdict{ok: true, note: v.display() + " (differs, as it should: " + shorten(w.display()) + ")"}, nil
+		// The other value is for the record only: a learner is not
+		// shown what a check compares with.
+		return verdict{ok: true, obs: ptr(about(NoteDifferent, v.obs, "other", shorten(w.obs.Raw())))}, nil
 	}
 	return verdict{}, fmt.Errorf("the check has no matcher")
 }
+
+func ptr(o Observation) *Observation { return &o }
 
 // number reads a number, or a Kubernetes quantity as the number it is:
 // 250m is 0.25, 128Mi is 134217728, 1e3 is 1000.

@@ -38,18 +38,18 @@ func (g *Grader) read(ctx context.Context, p *labs.Probe, answer string) (value,
 			return value{}, err
 		}
 		if p.Command.Output == "exitCode" {
-			return value{s: strconv.Itoa(code)}, nil
+			return readValue(NoteValue, strconv.Itoa(code)), nil
 		}
-		return value{s: strings.TrimSpace(out)}, nil
+		return readValue(NoteValue, strings.TrimSpace(out)), nil
 	case p.File != nil:
 		out, _, code, err := g.nodeShell(ctx, p.File.Node, "cat -- "+shellQuote(p.File.Path), nil)
 		if err != nil {
 			return value{}, err
 		}
 		if code != 0 {
-			return value{missing: fmt.Sprintf("(no file %s on %s)", p.File.Path, p.File.Node)}, nil
+			return nothing(NoteNoFile, "path", p.File.Path, "node", p.File.Node), nil
 		}
-		return value{s: strings.TrimSpace(out)}, nil
+		return readValue(NoteValue, strings.TrimSpace(out)), nil
 	case p.Crictl != nil:
 		return g.readCrictl(ctx, p.Crictl)
 	case p.Unit != nil:
@@ -57,17 +57,17 @@ func (g *Grader) read(ctx context.Context, p *labs.Probe, answer string) (value,
 		if err != nil {
 			return value{}, err
 		}
-		return value{s: strings.TrimSpace(out)}, nil
+		return readValue(NoteUnit, strings.TrimSpace(out), "node", p.Unit.Node, "unit", p.Unit.Unit), nil
 	case p.History != nil:
 		return g.readHistory(ctx, p.History, stepSince(ctx))
 	case p.Answer != nil:
-		return value{s: strings.TrimSpace(answer)}, nil
+		return readValue(NoteAnswer, strings.TrimSpace(answer)), nil
 	case p.Script != nil:
 		o := g.script(ctx, p.Script)
 		if o.probeErr {
-			return value{}, fmt.Errorf("%s", o.observed)
+			return value{}, &readError{obs: o.obs}
 		}
-		return value{s: strconv.FormatBool(o.passed)}, nil
+		return readValue(NoteValue, strconv.FormatBool(o.passed)), nil
 	}
 	return value{}, fmt.Errorf("a check has no probe")
 }
@@ -81,16 +81,16 @@ func (g *Grader) resourceFor(ctx context.Context, c *clients, resource string) (
 	if err != nil {
 		c.mapper.Reset()
 		if gvr, err = expander.ResourceFor(arg.WithVersion("")); err != nil {
-			return gvr, false, fmt.Errorf("the cluster has no resource %q", resource)
+			return gvr, false, failed(NoteNoResource, "resource", resource)
 		}
 	}
 	gvk, err := c.mapper.KindFor(gvr)
 	if err != nil {
-		return gvr, false, err
+		return gvr, false, failed(NoteNoAPI, "detail", err.Error())
 	}
 	mapping, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
-		return gvr, false, err
+		return gvr, false, failed(NoteNoAPI, "detail", err.Error())
 	}
 	return gvr, mapping.Scope.Name() == meta.RESTScopeNameNamespace, nil
 }
@@ -106,28 +106,28 @@ func (g *Grader) readKube(ctx context.Context, k *labs.KubeProbe) (value, error)
 	}
 	var r dynamic.ResourceInterface = c.dynamic.Resource(gvr)
 	ns := k.Namespace
-	where := ""
 	if namespaced {
 		if ns == "" {
 			ns = "default"
 		}
 		r = c.dynamic.Resource(gvr).Namespace(ns)
-		where = " in namespace " + ns
+	} else {
+		ns = ""
 	}
 	var data any
 	if k.Name != "" {
 		u, err := r.Get(ctx, k.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			return value{missing: fmt.Sprintf("(no %s %q%s)", k.Resource, k.Name, where)}, nil
+			return nothing(NoteNoObject, "resource", k.Resource, "name", k.Name, "namespace", ns), nil
 		}
 		if err != nil {
-			return value{}, fmt.Errorf("could not read %s %s: %v", k.Resource, k.Name, err)
+			return value{}, failed(NoteReadFailed, "resource", k.Resource, "name", k.Name, "detail", err.Error())
 		}
 		data = u.Object
 	} else {
 		l, err := r.List(ctx, metav1.ListOptions{LabelSelector: k.Selector, FieldSelector: k.FieldSelector})
 		if err != nil {
-			return value{}, fmt.Errorf("could not list %s: %v", k.Resource, err)
+			return value{}, failed(NoteListFailed, "resource", k.Resource, "detail", err.Error())
 		}
 		items := make([]any, 0, len(l.Items))
 		for _, it := range l.Items {
@@ -139,17 +139,17 @@ func (g *Grader) readKube(ctx context.Context, k *labs.KubeProbe) (value, error)
 	if err != nil {
 		return value{}, err
 	}
-	return value{s: s}, nil
+	return readValue(NoteValue, s), nil
 }
 
 func applyJSONPath(expr string, data any) (string, error) {
 	jp := jsonpath.New("probe").AllowMissingKeys(true)
 	if err := jp.Parse(expr); err != nil {
-		return "", fmt.Errorf("jsonpath %s: %v", expr, err)
+		return "", failed(NoteJSONPath, "jsonpath", expr, "detail", err.Error())
 	}
 	var buf bytes.Buffer
 	if err := jp.Execute(&buf, data); err != nil {
-		return "", fmt.Errorf("jsonpath %s: %v", expr, err)
+		return "", failed(NoteJSONPath, "jsonpath", expr, "detail", err.Error())
 	}
 	return strings.TrimSpace(buf.String()), nil
 }
@@ -161,17 +161,17 @@ func (g *Grader) readNodeCondition(ctx context.Context, p *labs.NodeConditionPro
 	}
 	n, err := c.core.CoreV1().Nodes().Get(ctx, p.Node, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return value{missing: fmt.Sprintf("(no Node %s)", p.Node)}, nil
+		return nothing(NoteNoNode, "node", p.Node), nil
 	}
 	if err != nil {
-		return value{}, fmt.Errorf("could not read Node %s: %v", p.Node, err)
+		return value{}, failed(NoteReadFailed, "resource", "Node", "name", p.Node, "detail", err.Error())
 	}
 	for _, cond := range n.Status.Conditions {
 		if string(cond.Type) == p.Type {
-			return value{s: string(cond.Status)}, nil
+			return readValue(NoteCondition, string(cond.Status), "node", p.Node, "type", p.Type), nil
 		}
 	}
-	return value{missing: fmt.Sprintf("(Node %s has no %s condition)", p.Node, p.Type)}, nil
+	return nothing(NoteNoCondition, "node", p.Node, "type", p.Type), nil
 }
 
 // readEvents lists an object's events oldest first, one line per event.
@@ -186,9 +186,12 @@ func (g *Grader) readEvents(ctx context.Context, p *labs.EventsProbe) (value, er
 	}
 	uid := p.UID
 	if p.UIDOf != nil {
-		var missing string
-		if uid, missing, err = g.uidOf(ctx, c, p); err != nil || missing != "" {
-			return value{missing: missing}, err
+		var none *value
+		if uid, none, err = g.uidOf(ctx, c, p); err != nil || none != nil {
+			if none == nil {
+				return value{}, err
+			}
+			return *none, err
 		}
 	}
 	selector := "involvedObject.kind=" + p.Kind
@@ -203,14 +206,14 @@ func (g *Grader) readEvents(ctx context.Context, p *labs.EventsProbe) (value, er
 	}
 	list, err := c.core.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: selector})
 	if err != nil {
-		return value{}, fmt.Errorf("could not list events: %v", err)
+		return value{}, failed(NoteListFailed, "resource", "events", "detail", err.Error())
 	}
-	return value{s: eventLines(list.Items, p, uid)}, nil
+	return readValue(NoteEvents, eventLines(list.Items, p, uid)), nil
 }
 
 // uidOf finds the UID of the object an events probe's uidOf names, as it
-// is now; missing says there is no such object.
-func (g *Grader) uidOf(ctx context.Context, c *clients, p *labs.EventsProbe) (uid, missing string, err error) {
+// is now; none, when there is no such object, is what the probe reads.
+func (g *Grader) uidOf(ctx context.Context, c *clients, p *labs.EventsProbe) (uid string, none *value, err error) {
 	ref := *p.UIDOf
 	if ref.Namespace == "" {
 		ref.Namespace = p.Namespace
@@ -220,25 +223,26 @@ func (g *Grader) uidOf(ctx context.Context, c *clients, p *labs.EventsProbe) (ui
 	}
 	gvr, namespaced, err := g.resourceFor(ctx, c, ref.Resource)
 	if err != nil {
-		return "", "", err
+		return "", nil, err
 	}
 	var r dynamic.ResourceInterface = c.dynamic.Resource(gvr)
-	where := ""
 	if namespaced {
 		if ref.Namespace == "" {
 			ref.Namespace = "default"
 		}
 		r = c.dynamic.Resource(gvr).Namespace(ref.Namespace)
-		where = " in namespace " + ref.Namespace
+	} else {
+		ref.Namespace = ""
 	}
 	u, err := r.Get(ctx, ref.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return "", fmt.Sprintf("(no %s %q%s, so no events of it)", ref.Resource, ref.Name, where), nil
+		v := nothing(NoteNoEventsObject, "resource", ref.Resource, "name", ref.Name, "namespace", ref.Namespace)
+		return "", &v, nil
 	}
 	if err != nil {
-		return "", "", fmt.Errorf("could not read %s %s: %v", ref.Resource, ref.Name, err)
+		return "", nil, failed(NoteReadFailed, "resource", ref.Resource, "name", ref.Name, "detail", err.Error())
 	}
-	return string(u.GetUID()), "", nil
+	return string(u.GetUID()), nil, nil
 }
 
 // eventLines writes the events of p's object (of the object with uid,
@@ -327,17 +331,17 @@ func (g *Grader) readCrictl(ctx context.Context, p *labs.CrictlProbe) (value, er
 		return value{}, err
 	}
 	if code != 0 {
-		return value{missing: fmt.Sprintf("(crictl %s failed on %s: %s)", p.Command, p.Node, strings.TrimSpace(errOut))}, nil
+		return nothing(NoteCrictlFailed, "command", p.Command, "node", p.Node, "error", strings.TrimSpace(errOut)), nil
 	}
 	var data any
 	if err := json.Unmarshal([]byte(out), &data); err != nil {
-		return value{}, fmt.Errorf("crictl %s printed no JSON: %s", p.Command, shorten(strings.TrimSpace(out)))
+		return value{}, failed(NoteNoJSON, "command", p.Command, "output", shorten(strings.TrimSpace(out)))
 	}
 	s, err := applyJSONPath(p.JSONPath, data)
 	if err != nil {
 		return value{}, err
 	}
-	return value{s: s}, nil
+	return readValue(NoteValue, s), nil
 }
 
 // HistoryFile is where the node image's shell profile keeps root's history.
@@ -353,7 +357,7 @@ func (g *Grader) readHistory(ctx context.Context, p *labs.HistoryProbe, since ti
 		return value{}, err
 	}
 	if code != 0 {
-		return value{missing: fmt.Sprintf("(no commands typed on %s yet)", p.Node)}, nil
+		return nothing(NoteNoHistory, "node", p.Node), nil
 	}
 	var hits []string
 	for _, c := range historyCommands(out, since) {
@@ -363,11 +367,11 @@ func (g *Grader) readHistory(ctx context.Context, p *labs.HistoryProbe, since ti
 	}
 	if len(hits) == 0 {
 		if since.IsZero() {
-			return value{missing: fmt.Sprintf("(no command run on %s matches)", p.Node)}, nil
+			return nothing(NoteNoMatch, "node", p.Node), nil
 		}
-		return value{missing: fmt.Sprintf("(no command run on %s since this step began matches)", p.Node)}, nil
+		return nothing(NoteNoMatch, "node", p.Node, "since", "step"), nil
 	}
-	return value{s: strings.Join(hits, "\n")}, nil
+	return readValue(NoteHistory, strings.Join(hits, "\n")), nil
 }
 
 func isDigits(s string) bool {
@@ -386,13 +390,13 @@ func isDigits(s string) bool {
 func (g *Grader) script(ctx context.Context, p *labs.ScriptProbe) outcome {
 	out, errOut, code, err := g.nodeShell(ctx, p.Node, p.Script, nil)
 	if err != nil {
-		return outcome{observed: err.Error(), probeErr: true}
+		return outcome{obs: errorObservation(err), probeErr: true}
 	}
-	obs := fmt.Sprintf("exit %d", code)
+	obs := readValue(NoteScript, strconv.Itoa(code)).obs
 	if t := strings.TrimSpace(out); t != "" {
-		obs += ": " + lastLines(t, 5)
+		obs.Args = map[string]string{"output": lastLines(t, 5)}
 	}
-	return outcome{passed: code == 0, observed: obs, feedback: scriptFeedback(out + "\n" + errOut)}
+	return outcome{passed: code == 0, obs: obs, feedback: scriptFeedback(out + "\n" + errOut)}
 }
 
 // failLineRE is a script's line of feedback: "FAIL: text" (English), or

@@ -14,6 +14,8 @@ type Condition struct {
 	// Not passes when its condition reads a value and rejects it; a probe
 	// that cannot read, or a matcher with nothing to judge, is no pass.
 	Not *Condition `yaml:"not,omitempty"`
+	// Observed says how the probe's value reads (see Reading).
+	Observed []Reading `yaml:"observed,omitempty"`
 }
 
 // Combinators are the ways a check or condition combines conditions.
@@ -49,7 +51,7 @@ func (c *Condition) Parts() []Condition {
 // Condition is the check's condition: its probe and expect, or its allOf,
 // anyOf or not.
 func (c *Check) Condition() *Condition {
-	return &Condition{Probe: c.Probe, Expect: c.Expect, AllOf: c.AllOf, AnyOf: c.AnyOf, Not: c.Not}
+	return &Condition{Probe: c.Probe, Expect: c.Expect, AllOf: c.AllOf, AnyOf: c.AnyOf, Not: c.Not, Observed: c.Observed}
 }
 
 // Conditions are the check's probes with their matchers, however deeply

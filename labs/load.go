@@ -181,7 +181,7 @@ var typeWords = map[string]string{
 	"labs.KubeProbe": "a kube probe", "labs.CommandProbe": "a command probe", "labs.CrictlProbe": "a crictl probe",
 	"labs.EventsProbe": "an events probe", "labs.FileProbe": "a file probe", "labs.UnitProbe": "a unit probe",
 	"labs.HistoryProbe": "a history probe", "labs.ScriptProbe": "a script probe", "labs.NodeConditionProbe": "a nodeCondition probe",
-	"labs.AnswerProbe": "an answer probe", "labs.Value": "a value", "labs.IntRange": "int: {min, max}", "[]labs.Value": "a list", "labs.Condition": "a condition", "labs.ObjectRef": "uidOf", "labs.Text": "a text in each language", "labs.Duration": "a duration like 30s or 2m",
+	"labs.AnswerProbe": "an answer probe", "labs.Value": "a value", "labs.IntRange": "int: {min, max}", "[]labs.Value": "a list", "labs.Condition": "a condition", "labs.ObjectRef": "uidOf", "labs.Text": "a text in each language", "labs.Duration": "a duration like 30s or 2m", "labs.Reading": "a reading", "[]labs.Reading": "a list of readings",
 	"string": "a single value", "int": "a whole number", "float64": "a number", "bool": "true or false",
 	"[]string": "a list", "[]labs.Step": "a list", "[]labs.Check": "a list", "[]labs.Action": "a list", "[]labs.Text": "a list", "[]labs.Condition": "a list",
 }
@@ -252,7 +252,7 @@ func init() {
 		reflect.TypeFor[KubeProbe](), reflect.TypeFor[NodeConditionProbe](), reflect.TypeFor[EventsProbe](), reflect.TypeFor[CommandProbe](),
 		reflect.TypeFor[FileProbe](), reflect.TypeFor[CrictlProbe](), reflect.TypeFor[UnitProbe](), reflect.TypeFor[HistoryProbe](),
 		reflect.TypeFor[AnswerProbe](), reflect.TypeFor[ScriptProbe](), reflect.TypeFor[Value](), reflect.TypeFor[IntRange](),
-		reflect.TypeFor[Condition](), reflect.TypeFor[ObjectRef]()} {
+		reflect.TypeFor[Condition](), reflect.TypeFor[ObjectRef](), reflect.TypeFor[Reading]()} {
 		labTypes[t.String()] = t
 	}
 }

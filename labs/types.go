@@ -126,6 +126,9 @@ type Check struct {
 	AllOf []Condition `yaml:"allOf,omitempty" json:"-"`
 	AnyOf []Condition `yaml:"anyOf,omitempty" json:"-"`
 	Not   *Condition  `yaml:"not,omitempty" json:"-"`
+	// Observed says how the probe's value reads to a learner (see
+	// Reading); a combined check gives each condition its own.
+	Observed []Reading `yaml:"observed,omitempty" json:"-"`
 	// Within polls the check until it passes or this time is up.
 	Within Duration `yaml:"within,omitempty" json:"-"`
 	// Holds requires the check to keep passing for this long.

@@ -54,6 +54,20 @@ func (v *validator) at(where []any, format string, args ...any) {
 	v.problems = append(v.problems, Problem{File: v.file, Line: lineAt(v.root, where...), Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
+// brokenUnder says whether YAML found a mistake in one of the fields of
+// where (or under it).
+func (v *validator) brokenUnder(where []any, fields ...string) bool {
+	for _, f := range fields {
+		at := pathString(append(slices.Clip(where), f))
+		for _, b := range v.broken {
+			if b.at == at || strings.HasPrefix(b.at, at+".") || strings.HasPrefix(b.at, at+"[") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // warn records a warning at the YAML node found by path, as at does a problem.
 func (v *validator) warn(where []any, format string, args ...any) {
 	before := len(v.problems)
@@ -269,9 +283,14 @@ func (v *validator) condition(where []any, c *Condition, j judged) {
 		v.at(where, "%s sets %s; set exactly one of probe (with expect), allOf, anyOf, not", what, strings.Join(set, " and "))
 		return
 	}
+	if key := set[0]; key != "probe" && has("observed", c.Observed != nil) {
+		v.at(append(where, "observed"), "observed: belongs with a probe:, whose value it reads; give each condition of %s its own", key)
+	}
 	switch key := set[0]; key {
 	case "probe":
+		before := len(v.problems)
 		v.probe(append(where, "probe"), &c.Probe)
+		v.readings(where, c.Observed)
 		if c.Probe.Script != nil {
 			if len(c.Expect.kinds()) > 0 {
 				v.at(append(where, "expect"), "a script check passes when its script exits 0; remove expect")
@@ -281,6 +300,11 @@ func (v *validator) condition(where []any, c *Condition, j judged) {
 		v.matcher(append(where, "expect"), &c.Expect, j)
 		v.sameProbe(append(where, "expect"), &c.Probe, &c.Expect, j)
 		v.answerCompared(where, c)
+		// How a value reads is worth asking once the probe and the
+		// matcher are right.
+		if len(v.problems) == before && !v.brokenUnder(where, "probe", "expect") {
+			v.needsReading(where, c)
+		}
 	case "allOf", "anyOf":
 		if has("expect", len(c.Expect.kinds()) > 0) {
 			v.at(append(where, "expect"), "expect: belongs with a probe:; each condition of %s has its own probe and expect", key)

@@ -396,6 +396,7 @@ var combinedLab = strings.Replace(validLab, `        probe:
               probe:
                 command: {node: node01, run: "crictl ps -q --name web"}
               expect: {empty: true}
+              observed: [{equals: "", en: no web container runs, zh: 没有 web 容器在运行}, {en: a web container runs, zh: 有 web 容器在运行}]
 `, 1)
 
 func TestCombinedChecks(t *testing.T) {
@@ -410,7 +411,7 @@ func TestCombinedChecks(t *testing.T) {
 	if got := c.Conditions(); len(got) != 2 || got[0].Probe.Kube == nil || got[1].Probe.Command == nil || got[1].Expect.Kind() != "empty" {
 		t.Errorf("conditions of the check: %+v", got)
 	}
-	const probe = "probe:\n                command: {node: node01, run: \"crictl ps -q --name web\"}\n              expect: {empty: true}"
+	const probe = "probe:\n                command: {node: node01, run: \"crictl ps -q --name web\"}\n              expect: {empty: true}\n              observed: [{equals: \"\", en: no web container runs, zh: 没有 web 容器在运行}, {en: a web container runs, zh: 有 web 容器在运行}]"
 	runLintCases(t, []lintCase{
 		{"anyOf", combinedLab, []string{"        allOf:", "        anyOf:"}, nil},
 		{"not at the top", combinedLab, []string{"        allOf:\n          - probe:\n              kube: {resource: pods, name: web, jsonpath: \"{.status.phase}\"}\n            expect: {equals: Running}\n          - not:\n", "        not:\n          probe:\n            kube: {resource: pods, name: web, jsonpath: \"{.status.phase}\"}\n          expect: {equals: Running}\n        x-not:\n"},

@@ -266,8 +266,12 @@ func copyFilled(dst, src reflect.Value, fill func([]any, string) string, path []
 			if !t.Field(i).IsExported() {
 				continue
 			}
-			tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
-			copyFilled(dst.Field(i), src.Field(i), fill, append(path, tag), doFill && tag != "-")
+			tag, opts, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+			fieldPath := append(path, tag)
+			if tag == "" && opts == "inline" {
+				fieldPath = path // its keys are the struct's: observed[0].en
+			}
+			copyFilled(dst.Field(i), src.Field(i), fill, fieldPath, doFill && tag != "-")
 		}
 	case reflect.Pointer:
 		if src.IsNil() {

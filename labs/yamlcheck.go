@@ -77,6 +77,12 @@ func spots(doc *yaml.Node) []spot {
 				p := appendPath(path, k.Value)
 				ft, ok := types[k.Value]
 				if !ok {
+					if m := inlineMap(t); m != nil {
+						// A key of the map the struct inlines: a
+						// reading's en: beside its equals:.
+						walk(v, k, n, m.Elem(), nil, p, depth+1)
+						continue
+					}
 					out = append(out, spot{node: k, key: k, holder: n, path: p, in: t})
 					continue
 				}
@@ -104,6 +110,18 @@ func spots(doc *yaml.Node) []spot {
 	return out
 }
 
+// inlineMap is the type of the map struct t inlines (yaml:",inline"), which
+// takes every key that names none of t's fields; nil when it has none.
+func inlineMap(t reflect.Type) reflect.Type {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Tag.Get("yaml") == ",inline" && f.Type.Kind() == reflect.Map {
+			return f.Type
+		}
+	}
+	return nil
+}
+
 func isMergeKey(k *yaml.Node) bool {
 	return k.Kind == yaml.ScalarNode && k.Value == "<<" && k.ShortTag() == "!!merge"
 }
@@ -113,7 +131,8 @@ func appendPath(path []any, p any) []any {
 }
 
 // yamlFields returns the YAML names of a struct's fields, in order, and the
-// type of each.
+// type of each. A map the struct inlines has no name of its own: its keys
+// are the struct's other keys (see inlineMap).
 func yamlFields(t reflect.Type) ([]string, map[string]reflect.Type) {
 	var names []string
 	types := map[string]reflect.Type{}
@@ -122,8 +141,8 @@ func yamlFields(t reflect.Type) ([]string, map[string]reflect.Type) {
 		if !f.IsExported() {
 			continue
 		}
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "-" {
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" || (name == "" && opts == "inline") {
 			continue
 		}
 		if name == "" {
@@ -403,6 +422,12 @@ func fieldName(s *spot) string {
 		}
 		return fmt.Sprintf("[%d]", last)
 	case string:
+		if s.in == nil && len(path) > 2 {
+			if _, item := path[len(path)-2].(int); item {
+				// A key of a list item's inlined map: observed[0].en.
+				return pathString(path[len(path)-3:])
+			}
+		}
 		if s.in == nil && len(path) > 1 {
 			// An entry of a map, such as a text's language.
 			return pathString(path[len(path)-2:])
@@ -467,6 +492,9 @@ func typeMessage(s *spot) string {
 		}
 		return msg
 	case reflect.Slice:
+		if t == reflect.TypeFor[[]Reading]() {
+			return fmt.Sprintf("`%s` wants a list of readings, like [{en: \"{value} Pods\", zh: \"{value} 个 Pod\"}], got %s", name, got)
+		}
 		if scalar && n.Value != "" {
 			return fmt.Sprintf("`%s` wants a list, like [%s], got %s", name, n.Value, got)
 		}
@@ -491,6 +519,8 @@ func structWords(t reflect.Type) string {
 		return "{} (an answer probe has no fields)"
 	case reflect.TypeFor[Condition]():
 		return "a condition: a probe: with its expect:, or one of " + strings.Join(Combinators, ", ")
+	case reflect.TypeFor[Reading]():
+		return "a reading: a text in each language, like {en: \"{value} Pods\", zh: ...}, with equals: or matches: when it is for some values only"
 	}
 	names, _ := yamlFields(t)
 	return "a map of its fields (" + strings.Join(names, ", ") + ")"

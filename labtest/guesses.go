@@ -26,8 +26,8 @@ var (
 // answerGuesses are the answers a learner could submit without doing the
 // step: the empty answer, every code span and every word or number of the
 // step's text, its check names and hints and the lab's summary, in every
-// language (issue 9: an answer printed anywhere the learner can read must
-// not pass); then what another session of the lab would pass with: the
+// language, and the readings of its checks' values (issue 9: an answer
+// printed anywhere the learner can read must not pass); then what another session of the lab would pass with: the
 // values its answer checks expect, and the words of its texts.
 func answerGuesses(lab *labs.Lab, step *labs.Step, other *labs.Lab, otherStep *labs.Step) []string {
 	seen := map[string]bool{"": true}
@@ -85,6 +85,12 @@ func textsOf(lab *labs.Lab, step *labs.Step) []string {
 	for _, c := range step.Checks {
 		texts = append(texts, c.Name)
 		texts = append(texts, c.Hints...)
+		// Readings (observed:) are shown under the check once it ran.
+		for _, leaf := range c.Conditions() {
+			for _, r := range leaf.Observed {
+				texts = append(texts, r.Text)
+			}
+		}
 	}
 	var all []string
 	for _, t := range texts {
@@ -180,10 +186,11 @@ func honesty(ctx context.Context, g *grader.Grader, target grader.Target, step *
 	return tried, fooled
 }
 
-// leaks are the results whose observed text or feedback shows answer as a
+// leaks are the results whose observed words or feedback show answer as a
 // value of its own (not inside a longer one: "4" in "10.244.1.4" is no
-// leak, "4 (a b c d)" is): what a learner who did the work but read
-// nothing could copy into the answer box.
+// leak, "4 values: a b c d" is), in any language: what a learner who did
+// the work but read nothing could copy into the answer box. The words are
+// what the lab page shows; the raw Observed is kept for instructors only.
 func leaks(results []grader.Result, answer string) []string {
 	answer = strings.TrimSpace(answer)
 	if answer == "" {
@@ -192,14 +199,25 @@ func leaks(results []grader.Result, answer string) []string {
 	re := regexp.MustCompile(`(^|[\s(\[{"'=,:：（“])` + regexp.QuoteMeta(answer) + `($|[\s)\]}"',;。，；：）”])`)
 	var out []string
 	for _, r := range results {
-		if re.MatchString(r.Observed) {
-			out = append(out, fmt.Sprintf("check %q shows the answer %q in what it observed (%s)", r.Name.In("en"), answer, r.Observed))
+		for _, lang := range sortedLangs(r.Words) {
+			if w := r.Words[lang]; re.MatchString(w) {
+				out = append(out, fmt.Sprintf("check %q shows the answer %q in what it observed, in %s (%s)", r.Name.In("en"), answer, lang, w))
+			}
 		}
-		for lang, f := range r.Feedback {
-			if re.MatchString(f) {
+		for _, lang := range sortedLangs(r.Feedback) {
+			if f := r.Feedback[lang]; re.MatchString(f) {
 				out = append(out, fmt.Sprintf("check %q shows the answer %q in its %s feedback", r.Name.In("en"), answer, lang))
 			}
 		}
 	}
 	return out
+}
+
+func sortedLangs(t labs.Text) []string {
+	langs := make([]string, 0, len(t))
+	for l := range t {
+		langs = append(langs, l)
+	}
+	sort.Strings(langs)
+	return langs
 }

@@ -13,11 +13,12 @@ import (
 func TestAnswerGuessesTakeWhatTheTextsShow(t *testing.T) {
 	lab := &labs.Lab{Summary: labs.Text{"en": "Services get `10.96.0.10` for DNS."}}
 	step := &labs.Step{
-		Body:   labs.Text{"en": "The quota is `cpu.cfs_quota_us`: read it.", "zh": "读取 25000 这个值"},
-		Checks: []labs.Check{{Name: labs.Text{"en": "exit code"}, Hints: []labs.Text{{"en": "128+9 is 137"}}}},
+		Body: labs.Text{"en": "The quota is `cpu.cfs_quota_us`: read it.", "zh": "读取 25000 这个值"},
+		Checks: []labs.Check{{Name: labs.Text{"en": "exit code"}, Hints: []labs.Text{{"en": "128+9 is 137"}},
+			AllOf: []labs.Condition{{Observed: []labs.Reading{{Text: labs.Text{"en": "{value}", "zh": "容器以 `SIGKILL` 结束"}}}}}}},
 	}
 	got := answerGuesses(lab, step, nil, nil)
-	for _, want := range []string{"", "10.96.0.10", "cpu.cfs_quota_us", "25000", "137", "128+9"} {
+	for _, want := range []string{"", "10.96.0.10", "cpu.cfs_quota_us", "25000", "137", "128+9", "SIGKILL"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("guesses %q lack %q", got, want)
 		}
@@ -69,14 +70,20 @@ func TestTypedNotRun(t *testing.T) {
 
 func TestLeaks(t *testing.T) {
 	res := []grader.Result{
-		{Name: labs.Text{"en": "count"}, Observed: "4 (10.244.1.2 10.244.1.3 10.244.1.4 10.244.1.5)"},
-		{Name: labs.Text{"en": "ip"}, Observed: "10.244.1.4"},
+		{Name: labs.Text{"en": "count"}, Words: labs.Text{"en": "4 values: 10.244.1.2 10.244.1.3 10.244.1.4 10.244.1.5", "zh": "4 个值：10.244.1.2 10.244.1.3 10.244.1.4 10.244.1.5"}},
+		{Name: labs.Text{"en": "ip"}, Words: labs.Text{"en": "10.244.1.4", "zh": "10.244.1.4"}},
 		{Name: labs.Text{"en": "hint"}, Feedback: labs.Text{"zh": "答案是 4。"}},
+		// What the learner is not shown does not leak: the raw value.
+		{Name: labs.Text{"en": "raw"}, Observed: "4 (a b c d)", Words: labs.Text{"en": "the Pods run", "zh": "Pod 在运行"}},
+		// A reading in one language alone still shows it.
+		{Name: labs.Text{"en": "reading"}, Words: labs.Text{"en": "the Pods run", "zh": "有 4 个 Pod 在运行"}},
 	}
-	if got := leaks(res, "4"); len(got) != 2 || !strings.Contains(got[0], `"count"`) || !strings.Contains(got[1], "zh feedback") {
-		t.Errorf("leaks of 4 = %q, want the count's observed text and the Chinese hint", got)
+	got := leaks(res, "4")
+	if len(got) != 4 || !strings.Contains(got[0], `"count"`) || !strings.Contains(got[0], "in en") || !strings.Contains(got[1], "in zh") ||
+		!strings.Contains(got[2], "zh feedback") || !strings.Contains(got[3], `"reading"`) {
+		t.Errorf("leaks of 4 = %q, want the count's words in both languages, the Chinese hint and the Chinese reading", got)
 	}
-	if got := leaks(res[:2], "10.244.1.3"); len(got) != 1 {
+	if got := leaks(res[:2], "10.244.1.3"); len(got) != 2 {
 		t.Errorf("leaks of an IP listed in an observed text = %q", got)
 	}
 	if got := leaks(res, "7"); len(got) != 0 {

@@ -487,7 +487,7 @@ func (s *Server) stepView(c echo.Context, sess *store.LabSession, stepID string)
 	}
 	v := &StepView{StepStatus: stepStatus(step, statuses[step.ID], lg), HTML: html}
 	if a, err := s.store.LastAttempt(ctx, sess.ID, step.ID); err == nil {
-		v.LastAttempt = attemptView(a)
+		v.LastAttempt = attemptView(a, lg)
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
@@ -533,7 +533,7 @@ func (s *Server) apiCheck(c echo.Context) error {
 	if sess.WorkshopID != nil {
 		s.learnerChanged(*sess.WorkshopID, sess.UserID)
 	}
-	return c.JSON(http.StatusOK, attemptView(a))
+	return c.JSON(http.StatusOK, attemptView(a, lang(c)))
 }
 
 func (s *Server) apiSolve(c echo.Context) error {
@@ -549,7 +549,7 @@ func (s *Server) apiSolve(c echo.Context) error {
 	if sess.WorkshopID != nil {
 		s.learnerChanged(*sess.WorkshopID, sess.UserID)
 	}
-	return c.JSON(http.StatusOK, attemptView(a))
+	return c.JSON(http.StatusOK, attemptView(a, lang(c)))
 }
 
 func (s *Server) apiExtend(c echo.Context) error {
@@ -677,7 +677,7 @@ func (s *Server) apiEvents(c echo.Context) error {
 			if !ok {
 				return nil // the server is shutting down
 			}
-			e = eventView(e)
+			e = eventView(e, lang(c))
 			if err := write(e.Type, e.Data); err != nil {
 				return nil
 			}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/podpath/podpath/labs"
 	"github.com/podpath/podpath/sandbox"
 	"github.com/podpath/podpath/session"
 	"github.com/podpath/podpath/store"
@@ -45,25 +46,29 @@ type AttemptView struct {
 	Results    []CheckResultView `json:"results"`
 }
 
-// CheckResultView is one check's outcome: its name and feedback by language.
+// CheckResultView is one check's outcome: its name and feedback by
+// language, and what it observed in the words of the request's language.
 type CheckResultView struct {
-	Index      int               `json:"index"`
-	Name       map[string]string `json:"name"`
-	Passed     bool              `json:"passed"`
+	Index  int               `json:"index"`
+	Name   map[string]string `json:"name"`
+	Passed bool              `json:"passed"`
+	// Observed is what the check observed, as the learner reads it in the
+	// request's language (the raw value stays in the store).
 	Observed   string            `json:"observed"`
 	Feedback   map[string]string `json:"feedback,omitempty"`
 	ProbeError bool              `json:"probeError,omitempty"`
 	DurationMS int64             `json:"durationMs"`
 }
 
-func attemptView(a *store.Attempt) *AttemptView {
+// attemptView is an attempt as a page in lang shows it.
+func attemptView(a *store.Attempt, lang string) *AttemptView {
 	if a == nil {
 		return nil
 	}
 	v := &AttemptView{ID: a.ID, StepID: a.StepID, Kind: a.Kind, Passed: a.Passed, Answer: a.Answer, Error: a.Error,
 		DurationMS: a.Duration.Milliseconds(), CreatedAt: a.CreatedAt, Results: []CheckResultView{}}
 	for _, r := range a.Results {
-		cr := CheckResultView{Index: r.Index, Passed: r.Passed, Observed: r.Observed, ProbeError: r.ProbeError, DurationMS: r.Duration.Milliseconds()}
+		cr := CheckResultView{Index: r.Index, Passed: r.Passed, Observed: observedWords(r.ObservedWords, r.Observed, lang), ProbeError: r.ProbeError, DurationMS: r.Duration.Milliseconds()}
 		cr.Name = textOf(r.Name)
 		if len(r.Feedback) > 0 {
 			cr.Feedback = textOf(r.Feedback)
@@ -71,6 +76,18 @@ func attemptView(a *store.Attempt) *AttemptView {
 		v.Results = append(v.Results, cr)
 	}
 	return v
+}
+
+// observedWords is what a check observed as a learner reads it in lang:
+// its stored words, or (for a result recorded before there were words)
+// the raw value.
+func observedWords(words json.RawMessage, observed, lang string) string {
+	if len(words) > 0 {
+		if s := labs.Text(textOf(words)).In(lang); s != "" {
+			return s
+		}
+	}
+	return observed
 }
 
 // textOf reads a stored by-language text ({"en": ..., "zh": ...}).
@@ -129,11 +146,12 @@ func nodeViews(raw json.RawMessage) []NodeView {
 	return out
 }
 
-// eventView turns an engine event's data into its API view.
-func eventView(e session.Event) session.Event {
+// eventView turns an engine event's data into its API view for a page in
+// lang.
+func eventView(e session.Event, lang string) session.Event {
 	switch d := e.Data.(type) {
 	case *store.Attempt:
-		e.Data = attemptView(d)
+		e.Data = attemptView(d, lang)
 	case sandbox.Event:
 		e.Data = progressView(d)
 	}

@@ -673,7 +673,7 @@ func (s *Server) learnerRow(c echo.Context, d *boardData, ln *store.Learner) *Le
 					if json.Unmarshal(stat.LastFailedCheck, &name) == nil {
 						cell.Check = name.In(lg)
 					}
-					cell.Observed = stat.Observed
+					cell.Observed = observedWords(stat.ObservedWords, stat.Observed, lg)
 				}
 				if stat.PassedAt != nil && prev != nil && stat.Status == store.StepPassed {
 					secs := max(0, int(stat.PassedAt.Sub(*prev).Seconds()))

@@ -88,7 +88,12 @@ func (e *Engine) Attempt(ctx context.Context, sess *store.LabSession, stepID, an
 		if len(r.Feedback) > 0 {
 			fb, _ = json.Marshal(r.Feedback)
 		}
-		a.Results = append(a.Results, store.CheckResult{Index: r.Index, Name: name, Passed: r.Passed, Observed: r.Observed, Feedback: fb, ProbeError: r.ProbeError, Duration: r.Duration})
+		var words json.RawMessage
+		if len(r.Words) > 0 {
+			words, _ = json.Marshal(r.Words)
+		}
+		a.Results = append(a.Results, store.CheckResult{Index: r.Index, Name: name, Passed: r.Passed, Observed: r.Observed, ObservedWords: words,
+			Feedback: fb, ProbeError: r.ProbeError, Duration: r.Duration})
 		e.metrics.checkSeconds.Observe(r.Duration.Seconds())
 	}
 	if err := e.store.RecordAttempt(ctx, a); err != nil {

@@ -39,13 +39,18 @@ type Attempt struct {
 
 // CheckResult is one check's outcome within an attempt.
 type CheckResult struct {
-	Index      int             `json:"index"`
-	Name       json.RawMessage `json:"name"`
-	Passed     bool            `json:"passed"`
-	Observed   string          `json:"observed"`
-	Feedback   json.RawMessage `json:"feedback,omitempty"`
-	ProbeError bool            `json:"probeError,omitempty"`
-	Duration   time.Duration   `json:"duration"`
+	Index  int             `json:"index"`
+	Name   json.RawMessage `json:"name"`
+	Passed bool            `json:"passed"`
+	// Observed is what the check read, with the grader's English notes:
+	// the record, for instructors and debugging.
+	Observed string `json:"observed"`
+	// ObservedWords are Observed as the learner reads it, by language
+	// ({"en": ..., "zh": ...}); empty for results recorded before them.
+	ObservedWords json.RawMessage `json:"observedWords,omitempty"`
+	Feedback      json.RawMessage `json:"feedback,omitempty"`
+	ProbeError    bool            `json:"probeError,omitempty"`
+	Duration      time.Duration   `json:"duration"`
 }
 
 // StepStatus is a step's status, derived from its last attempt.
@@ -74,9 +79,9 @@ func (s *Store) recordAttempt(ctx context.Context, a *Attempt) error {
 		}
 		for _, r := range a.Results {
 			if _, err := tx.Exec(ctx, `
-				INSERT INTO check_results (attempt_id, idx, name, passed, observed, feedback, probe_error, duration_ms)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-				a.ID, r.Index, r.Name, r.Passed, r.Observed, nullJSON(r.Feedback), r.ProbeError, r.Duration.Milliseconds()); err != nil {
+				INSERT INTO check_results (attempt_id, idx, name, passed, observed, observed_words, feedback, probe_error, duration_ms)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+				a.ID, r.Index, r.Name, r.Passed, r.Observed, nullJSON(r.ObservedWords), nullJSON(r.Feedback), r.ProbeError, r.Duration.Milliseconds()); err != nil {
 				return err
 			}
 		}
@@ -135,7 +140,7 @@ func (s *Store) LastAttempt(ctx context.Context, labSession uuid.UUID, stepID st
 	}
 	a.Duration = time.Duration(ms) * time.Millisecond
 	rows, err := s.pool.Query(ctx, `
-		SELECT idx, name, passed, observed, coalesce(feedback, 'null'::jsonb), probe_error, duration_ms
+		SELECT idx, name, passed, observed, coalesce(observed_words, 'null'::jsonb), coalesce(feedback, 'null'::jsonb), probe_error, duration_ms
 		FROM check_results WHERE attempt_id = $1 ORDER BY idx`, a.ID)
 	if err != nil {
 		return nil, err
@@ -144,11 +149,14 @@ func (s *Store) LastAttempt(ctx context.Context, labSession uuid.UUID, stepID st
 	for rows.Next() {
 		var r CheckResult
 		var rms int64
-		if err := rows.Scan(&r.Index, &r.Name, &r.Passed, &r.Observed, &r.Feedback, &r.ProbeError, &rms); err != nil {
+		if err := rows.Scan(&r.Index, &r.Name, &r.Passed, &r.Observed, &r.ObservedWords, &r.Feedback, &r.ProbeError, &rms); err != nil {
 			return nil, err
 		}
 		if string(r.Feedback) == "null" {
 			r.Feedback = nil
+		}
+		if string(r.ObservedWords) == "null" {
+			r.ObservedWords = nil
 		}
 		r.Duration = time.Duration(rms) * time.Millisecond
 		a.Results = append(a.Results, r)

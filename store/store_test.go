@@ -155,7 +155,7 @@ func TestLabSessionsAttemptsAndProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	pass := &store.Attempt{LabSessionID: id, StepID: "s1", Kind: store.AttemptCheck, Passed: true,
-		Results: []store.CheckResult{{Index: 0, Name: name, Passed: true, Observed: "Running"}}}
+		Results: []store.CheckResult{{Index: 0, Name: name, Passed: true, Observed: "Running", ObservedWords: json.RawMessage(`{"en": "web is Running", "zh": "web 处于 Running 状态"}`)}}}
 	if err := st.RecordAttempt(ctx, pass); err != nil {
 		t.Fatal(err)
 	}
@@ -176,6 +176,10 @@ func TestLabSessionsAttemptsAndProgress(t *testing.T) {
 	last, err := st.LastAttempt(ctx, id, "s1")
 	if err != nil || last.ID != pass.ID || len(last.Results) != 1 || last.Results[0].Observed != "Running" {
 		t.Errorf("last attempt %+v %v", last, err)
+	}
+	var words map[string]string
+	if err := json.Unmarshal(last.Results[0].ObservedWords, &words); err != nil || words["zh"] != "web 处于 Running 状态" {
+		t.Errorf("observed words read back as %s (%v)", last.Results[0].ObservedWords, err)
 	}
 	// The status follows the last attempt, even after a pass.
 	again := &store.Attempt{LabSessionID: id, StepID: "s1", Kind: store.AttemptCheck, Passed: false}

@@ -306,9 +306,11 @@ type StepStat struct {
 	// learner was shown; a probe's own error is not one.
 	Hints int
 	// LastFailedCheck and Observed are the last failed check's name and
-	// what the cluster showed.
+	// what the cluster showed; ObservedWords say it by language (nil for
+	// a result recorded before they were).
 	LastFailedCheck []byte
 	Observed        string
+	ObservedWords   []byte
 	UpdatedAt       time.Time
 }
 
@@ -374,7 +376,7 @@ func (s *Store) WorkshopStepStats(ctx context.Context, workshopID int64) (map[uu
 		return nil, wrap("hint stats", err)
 	}
 	rows, err = s.pool.Query(ctx, `
-		SELECT DISTINCT ON (a.lab_session_id, a.step_id) a.lab_session_id, a.step_id, r.name, r.observed
+		SELECT DISTINCT ON (a.lab_session_id, a.step_id) a.lab_session_id, a.step_id, r.name, r.observed, r.observed_words
 		FROM check_attempts a JOIN check_results r ON r.attempt_id = a.id JOIN lab_sessions ls ON ls.id = a.lab_session_id
 		WHERE ls.workshop_id = $1 AND NOT r.passed AND a.kind = 'check'
 		ORDER BY a.lab_session_id, a.step_id, a.id DESC, r.idx`, workshopID)
@@ -385,12 +387,12 @@ func (s *Store) WorkshopStepStats(ctx context.Context, workshopID int64) (map[uu
 	for rows.Next() {
 		var id uuid.UUID
 		var step, observed string
-		var name []byte
-		if err := rows.Scan(&id, &step, &name, &observed); err != nil {
+		var name, words []byte
+		if err := rows.Scan(&id, &step, &name, &observed, &words); err != nil {
 			return nil, wrap("failed checks", err)
 		}
 		g := get(id, step)
-		g.LastFailedCheck, g.Observed = name, observed
+		g.LastFailedCheck, g.Observed, g.ObservedWords = name, observed, words
 	}
 	return out, wrap("failed checks", rows.Err())
 }
@@ -418,8 +420,8 @@ func (s *Store) CopyProgress(ctx context.Context, from, to uuid.UUID, steps []st
 				SELECT $2, step_id, kind, passed, answer, error, duration_ms, created_at FROM check_attempts WHERE id = $1 RETURNING id`, id, to).Scan(&n); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO check_results (attempt_id, idx, name, passed, observed, feedback, probe_error, duration_ms)
-				SELECT $2, idx, name, passed, observed, feedback, probe_error, duration_ms FROM check_results WHERE attempt_id = $1`, id, n); err != nil {
+			if _, err := tx.Exec(ctx, `INSERT INTO check_results (attempt_id, idx, name, passed, observed, observed_words, feedback, probe_error, duration_ms)
+				SELECT $2, idx, name, passed, observed, observed_words, feedback, probe_error, duration_ms FROM check_results WHERE attempt_id = $1`, id, n); err != nil {
 				return err
 			}
 			newID[id] = n

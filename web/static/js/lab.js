@@ -371,7 +371,7 @@
       li.appendChild(name);
       const obs = document.createElement("div");
       obs.className = "observed";
-      obs.textContent = T.observed + ": " + r.observed;
+      obs.textContent = fill(T.observed, { text: r.observed });
       li.appendChild(obs);
       if (!r.passed && r.feedback) {
         const fb = document.createElement("div");

@@ -234,7 +234,7 @@
     if (c.attempts) lines.push(W.fill(T.wsattempts, { n: c.attempts }));
     if (c.hints) lines.push(W.fill(T.wshints, { n: c.hints }));
     if (status === "failed" && c.check) lines.push(W.fill(T.wsfailedon, { check: c.check }));
-    if (status === "failed" && c.observed) lines.push(T.observed + ": " + c.observed);
+    if (status === "failed" && c.observed) lines.push(W.fill(T.observed, { text: c.observed }));
     if (c.at) lines.push(W.when(c.at));
     return lines.join("\n");
   }
