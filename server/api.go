@@ -292,30 +292,30 @@ func (s *Server) activeSession(c echo.Context) (*store.LabSession, error) {
 
 // SessionView is a lab session as the API shows it.
 type SessionView struct {
-	ID               string       `json:"id"`
-	LabID            string       `json:"labId"`
-	LabTitle         string       `json:"labTitle"`
-	Mode             string       `json:"mode"`
-	State            string       `json:"state"`
-	EndReason        *string      `json:"endReason,omitempty"`
-	CreatedAt        time.Time    `json:"createdAt"`
-	LastActivityAt   time.Time    `json:"lastActivityAt"`
-	ExpiresAt        time.Time    `json:"expiresAt"`
-	IdleDeadline     time.Time    `json:"idleDeadline"`
-	Deadline         time.Time    `json:"deadline"`
+	ID             string    `json:"id"`
+	LabID          string    `json:"labId"`
+	LabTitle       string    `json:"labTitle"`
+	Mode           string    `json:"mode"`
+	State          string    `json:"state"`
+	EndReason      *string   `json:"endReason,omitempty"`
+	CreatedAt      time.Time `json:"createdAt"`
+	LastActivityAt time.Time `json:"lastActivityAt"`
+	ExpiresAt      time.Time `json:"expiresAt"`
+	IdleDeadline   time.Time `json:"idleDeadline"`
+	Deadline       time.Time `json:"deadline"`
 	// EndsAt is when the session ends whatever the learner does, and
 	// EndsBy why: "lifetime" (its hard lifetime, which Extend moves) or
 	// "class" (its workshop's end). The countdown shows this; the idle
 	// deadline only warns, near its end.
-	EndsAt             time.Time `json:"endsAt"`
-	EndsBy             string    `json:"endsBy"`
-	IdleTimeoutSeconds int       `json:"idleTimeoutSeconds,omitempty"`
-	Extensions       int          `json:"extensions"`
-	MaxExtensions    int          `json:"maxExtensions"`
-	WarnBeforeSecond int          `json:"warnBeforeSeconds"`
-	Sandbox          SandboxView  `json:"sandbox"`
-	Steps            []StepStatus `json:"steps"`
-	CurrentStep      string       `json:"currentStep"`
+	EndsAt             time.Time    `json:"endsAt"`
+	EndsBy             string       `json:"endsBy"`
+	IdleTimeoutSeconds int          `json:"idleTimeoutSeconds,omitempty"`
+	Extensions         int          `json:"extensions"`
+	MaxExtensions      int          `json:"maxExtensions"`
+	WarnBeforeSecond   int          `json:"warnBeforeSeconds"`
+	Sandbox            SandboxView  `json:"sandbox"`
+	Steps              []StepStatus `json:"steps"`
+	CurrentStep        string       `json:"currentStep"`
 	// Summary is set once every step is passed or skipped.
 	Summary *SummaryView `json:"summary,omitempty"`
 	// Workshop is set for a session of a workshop.
