@@ -30,7 +30,11 @@ var pagePartials = map[string][]string{"home": {"templates/tracks.html"}}
 func newPages() (*pages, error) {
 	p := &pages{t: map[string]*template.Template{}}
 	funcs := template.FuncMap{
-		"t":     translate,
+		"t": translate,
+		// plural: {{plural "stepcount" 3 .Lang}} is "3 steps".
+		"plural": func(key string, n int, lg string) string { return plural(lg, key, n) },
+		// msg: {{msg "joinedas" .Lang "name" .Seated}}.
+		"msg":   func(key, lg string, kv ...any) string { return msg(lg, key, kv...) },
 		"text":  func(t labs.Text, lg string) string { return t.In(lg) },
 		"join":  strings.Join,
 		"lower": strings.ToLower,

@@ -48,7 +48,8 @@ func pageID(c echo.Context, name string) (int64, bool) {
 func workshopTexts(lg string) map[string]string {
 	out := map[string]string{}
 	for key := range messages["en"] {
-		if strings.HasPrefix(key, "ws") {
+		// An English singular ("_one") only where the language has it.
+		if _, own := messages[lg][key]; strings.HasPrefix(key, "ws") && (own || !strings.HasSuffix(key, "_one")) {
 			out[key] = translate(key, lg)
 		}
 	}
