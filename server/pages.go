@@ -216,7 +216,11 @@ func (s *Server) formLogin(c echo.Context) error {
 		if !errors.Is(err, errBadLogin) && !errors.As(err, &ae) {
 			return err
 		}
-		return s.renderLogin(c, http.StatusUnauthorized, map[string]any{"Error": formMessage(err), "Email": c.FormValue("email")})
+		m := formMessage(err)
+		if errors.Is(err, errBadLogin) {
+			m = translate("errbadlogin", lang(c))
+		}
+		return s.renderLogin(c, http.StatusUnauthorized, map[string]any{"Error": m, "Email": c.FormValue("email")})
 	}
 	return c.Redirect(http.StatusSeeOther, next)
 }
@@ -256,7 +260,7 @@ func (s *Server) formStart(c echo.Context) error {
 	if err := checkFormCSRF(c); err != nil {
 		return err
 	}
-	l, err := s.findLab(c.Param("lab"))
+	l, err := s.findLabIn(c.Param("lab"), lang(c))
 	if err != nil {
 		return err
 	}
@@ -286,7 +290,7 @@ func (s *Server) formStart(c echo.Context) error {
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	opts, err := s.workshopStartOptions(ctx, u, l)
+	opts, err := s.workshopStartOptions(ctx, u, l, lang(c))
 	if err != nil {
 		return err
 	}
@@ -308,7 +312,7 @@ func (s *Server) pageSession(c echo.Context) error {
 	}
 	l := s.engine.SessionLab(sess)
 	if l == nil {
-		return apiError(http.StatusGone, "lab "+sess.LabID+" is no longer installed on this server")
+		return apiError(http.StatusGone, msg(lang(c), "errlabgone", "lab", sess.LabID))
 	}
 	if sess.State == store.SessionActive {
 		s.engine.Touch(sess.ID)

@@ -70,11 +70,11 @@ func (s *Server) apiWorkshopTerminal(c echo.Context) error {
 	ctx := c.Request().Context()
 	ln, err := s.store.WorkshopLearner(ctx, w.ID, id)
 	if err != nil {
-		return apiError(http.StatusNotFound, "no such learner in this workshop")
+		return apiError(http.StatusNotFound, translate("errnolearner", lang(c)))
 	}
 	sess, err := s.store.ActiveLabSession(ctx, id)
 	if err != nil || sess.WorkshopID == nil || *sess.WorkshopID != w.ID {
-		return apiError(http.StatusConflict, fmt.Sprintf("%s has no active session in this workshop", ln.Name))
+		return apiError(http.StatusConflict, msg(lang(c), "errwatchnosession", "name", ln.Name))
 	}
 	if !websocket.IsWebSocketUpgrade(c.Request()) {
 		return apiError(http.StatusBadRequest, "this endpoint speaks websocket; see docs/TERMINAL.md")
@@ -90,7 +90,7 @@ func (s *Server) apiWorkshopTerminal(c echo.Context) error {
 		sb.State = st
 	}
 	if sb.State != store.SandboxReady {
-		return apiError(http.StatusConflict, fmt.Sprintf("%s's cluster is %s, not ready", ln.Name, sb.State))
+		return apiError(http.StatusConflict, msg(lang(c), "errwatchnotready", "name", ln.Name, "state", translate("wscl_"+sb.State, lang(c))))
 	}
 	node := c.Param("node")
 	sh, err := s.terms.shell(ctx, sess, sb.Name, node, 80, 24)
