@@ -377,7 +377,7 @@ func (s *Server) sessionView(c echo.Context, sess *store.LabSession) (*SessionVi
 	if err != nil {
 		return nil, err
 	}
-	v.Sandbox = SandboxView{Name: sb.Name, State: sb.State, Error: sb.Error, Progress: progressViews(sb.Progress), Nodes: nodeViews(sb.Nodes),
+	v.Sandbox = SandboxView{Name: sb.Name, State: sb.State, Error: sb.Error, Progress: progressViews(sb.Progress, lg), Nodes: nodeViews(sb.Nodes),
 		QueuePosition: s.engine.QueuePosition(sb.Name)}
 	if st, ok := s.engine.State(sess.ID); ok && sess.State == store.SessionActive {
 		v.Sandbox.State = st // fresher than Postgres while a write is pending
@@ -654,7 +654,7 @@ func (s *Server) apiEvents(c echo.Context) error {
 			if !ok {
 				return nil // the server is shutting down
 			}
-			e = eventView(e)
+			e = eventView(e, lang(c))
 			if err := write(e.Type, e.Data); err != nil {
 				return nil
 			}
