@@ -93,6 +93,9 @@ func (s *Server) pageData(c echo.Context, extra map[string]any) map[string]any {
 type labCard struct {
 	Lab    LabView
 	Active bool // the learner's active session is of this lab
+	// NoStart, when set, is the message key said instead of Start: a
+	// guest starts only their open workshop's labs.
+	NoStart string
 }
 
 func (s *Server) pageHome(c echo.Context) error {
@@ -103,15 +106,30 @@ func (s *Server) pageHome(c echo.Context) error {
 			active = a
 		}
 	}
+	hw := s.homeWorkshop(c, currentUser(c), active)
+	guest := hw != nil && hw.Guest
 	var cards []labCard
 	for _, l := range s.labs {
-		cards = append(cards, labCard{Lab: labView(l, lg), Active: active != nil && active.LabID == l.ID})
+		card := labCard{Lab: labView(l, lg), Active: active != nil && active.LabID == l.ID}
+		switch {
+		case card.Active || !guest:
+		case hw.Ended:
+			card.NoStart = "wsguestnomore"
+		case !hw.Labs[l.ID]:
+			card.NoStart = "wsnotinworkshop"
+		case hw.State != store.WorkshopOpen:
+			card.NoStart = "wsnotopen"
+		}
+		cards = append(cards, card)
 	}
-	tracks, err := s.trackCards(c, active)
-	if err != nil {
-		return err
+	var tracks []trackCard
+	if !guest { // a track's next lab is seldom a workshop's
+		var err error
+		if tracks, err = s.trackCards(c, active); err != nil {
+			return err
+		}
 	}
-	d := map[string]any{"Labs": cards, "Active": active, "Tracks": tracks}
+	d := map[string]any{"Labs": cards, "Active": active, "Tracks": tracks, "Workshop": hw}
 	s.homeTeams(c, currentUser(c), d)
 	return s.pages.render(c, http.StatusOK, "home", s.pageData(c, d))
 }

@@ -1221,8 +1221,11 @@ func (s *Server) apiJoin(c echo.Context) error {
 
 // SessionWorkshop is what a workshop session's page shows of its workshop.
 type SessionWorkshop struct {
-	ID        int64          `json:"id"`
-	Title     string         `json:"title"`
+	ID    int64  `json:"id"`
+	Title string `json:"title"`
+	// State is the workshop's: scheduled, preparing, open or ended. An
+	// ended one ended every session of it.
+	State     string         `json:"state"`
 	Broadcast *BroadcastView `json:"broadcast"`
 	Hand      bool           `json:"hand"`
 	Takeover  *TakeoverRef   `json:"takeover"`
@@ -1238,8 +1241,10 @@ func (s *Server) sessionWorkshop(ctx context.Context, sess *store.LabSession) *S
 	if err != nil {
 		return nil
 	}
-	out := &SessionWorkshop{ID: w.ID, Title: w.Title, Broadcast: broadcastView(w), Labs: w.LabIDs}
-	if ln, err := s.store.WorkshopLearner(ctx, w.ID, sess.UserID); err == nil {
+	out := &SessionWorkshop{ID: w.ID, Title: w.Title, State: w.State(time.Now()), Broadcast: broadcastView(w), Labs: w.LabIDs}
+	// A hand is raised for help in a running session; once it ended
+	// there is nothing to help with.
+	if ln, err := s.store.WorkshopLearner(ctx, w.ID, sess.UserID); err == nil && sess.State == store.SessionActive {
 		out.Hand = ln.HandAt != nil
 	}
 	if t := s.wsHub.takeover(sess.ID); t != nil {
@@ -1458,6 +1463,15 @@ func (s *Server) endWorkshop(ctx context.Context, w *store.Workshop, reason stri
 	sessions, err := s.store.WorkshopSessions(ctx, w.ID)
 	if err != nil {
 		return err
+	}
+	// Raised hands come down: the class is over, and the board keeps
+	// its results without them.
+	if learners, err := s.store.WorkshopLearners(ctx, w.ID); err == nil {
+		for _, ln := range learners {
+			if ln.HandAt != nil {
+				_ = s.store.SetHand(ctx, w.ID, ln.UserID, false)
+			}
+		}
 	}
 	var firstErr error
 	for _, sess := range sessions {

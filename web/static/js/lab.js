@@ -54,11 +54,13 @@
     if (!show) return;
     $("overlay-actions").hidden = true;
     $("overlay-error").hidden = true;
+    $("overlay-text").hidden = $("overlay-results").hidden = true;
+    $("overlay-home").hidden = $("stages").hidden = false;
     if (session.state === "ended") {
-      $("overlay-title").textContent = T.ended;
-      $("overlay-actions").hidden = false;
-      $("retry-btn").hidden = true;
-    } else if (sb.state === "failed") {
+      renderEnded();
+      return;
+    }
+    if (sb.state === "failed") {
       $("overlay-title").textContent = T.failedTitle;
       $("overlay-error").textContent = sb.error || "";
       $("overlay-error").hidden = false;
@@ -70,6 +72,25 @@
     $("overlay-queue").hidden = !sb.queuePosition;
     if (sb.queuePosition) $("overlay-queue").textContent = T.queued + " " + sb.queuePosition;
     renderStages(sb.progress || []);
+  }
+
+  // An ended session's overlay: its cluster is gone, so no stages. A
+  // session the workshop's end ended says the class is over, and what the
+  // learner can still do: see their results, and (with an account of their
+  // own, not a guest's) take labs as usual.
+  function renderEnded() {
+    const w = session.workshop;
+    const classOver = !!w && w.state === "ended";
+    const guest = root.dataset.guest === "true";
+    $("overlay-title").textContent = classOver ? T.classended : T.ended;
+    $("overlay-text").textContent = classOver ? fill(guest ? T.endedguest : T.endedlearner, { title: w.title || "" }) : "";
+    $("overlay-text").hidden = !classOver;
+    $("overlay-results").hidden = !classOver;
+    $("overlay-home").hidden = classOver && guest; // a guest has no labs left to go back to
+    $("overlay-actions").hidden = false;
+    $("retry-btn").hidden = true;
+    $("overlay-queue").hidden = true;
+    $("stages").hidden = true;
   }
 
   // Stages: the latest event of each stage, in the order they started.
@@ -155,6 +176,7 @@
       $("broadcast").hidden = $("takeover-banner").hidden = $("hand-note").hidden = true;
       return;
     }
+    const over = session.state !== "active";
     $("workshop-title").textContent = w.title || "";
     const msg = w.broadcast && w.broadcast.message;
     const box = $("broadcast");
@@ -169,6 +191,14 @@
     const at = msg && w.broadcast.at ? new Date(w.broadcast.at) : null;
     $("broadcast-at").textContent = at && !isNaN(at) ? at.toLocaleTimeString(lang === "zh" ? "zh-CN" : "en", { hour: "2-digit", minute: "2-digit" }) : "";
     if (at && !isNaN(at)) $("broadcast-at").dateTime = w.broadcast.at;
+    // A guest's next lab cannot start once the workshop ended.
+    $("end-next").hidden = w.state === "ended" && root.dataset.guest === "true";
+    // The hand is for help in a running session: gone once it ended.
+    $("hand-btn").hidden = over;
+    if (over) {
+      $("hand-note").hidden = $("takeover-banner").hidden = true;
+      return;
+    }
     const raised = !!w.hand;
     const hb = $("hand-btn");
     hb.dataset.raised = String(raised);
