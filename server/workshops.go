@@ -284,11 +284,15 @@ func (s *Server) workshopView(c echo.Context, w *store.Workshop, staff bool) *Wo
 		return v
 	}
 	v.Code, v.JoinURL = w.Code, s.joinURL(c, w.Code)
-	v.Clusters = s.clustersView(c.Request().Context(), w)
+	v.Clusters = s.clustersView(c.Request().Context(), w, lg)
 	return v
 }
 
-func (s *Server) clustersView(ctx context.Context, w *store.Workshop) *ClustersView {
+func (s *Server) clustersView(ctx context.Context, w *store.Workshop, lg string) *ClustersView {
+	if w.Ended(time.Now()) {
+		// Its clusters were deleted: nothing is being made, nothing held.
+		return &ClustersView{Target: w.Prepare, Fits: true}
+	}
 	p := s.engine.Prepared(w.ID)
 	cv := &ClustersView{Target: w.Prepare, Ready: p.Ready, Creating: p.Creating,
 		MeanCreateSeconds: int(p.MeanCreate.Seconds()), ETASeconds: int(p.ETA.Seconds())}
@@ -304,27 +308,25 @@ func (s *Server) clustersView(ctx context.Context, w *store.Workshop) *ClustersV
 	} else {
 		cv.ETASeconds = 0
 	}
-	cv.Fits, cv.CapacityNote = s.capacityNote(w)
+	cv.Fits, cv.CapacityNote = s.capacityNote(w, lg)
 	return cv
 }
 
-// capacityNote says, from the capacity model's numbers, whether this host
-// holds the class with every learner's cluster running.
-func (s *Server) capacityNote(w *store.Workshop) (bool, string) {
-	workers := s.workshopWorkers(w)
-	cost := session.ClusterCost(workers)
+// capacityNote says, from the capacity model's numbers and in an
+// instructor's words, whether this host holds the class with every
+// learner's cluster running. (The operator's settings behind it,
+// PODPATH_CAPACITY_CPU and PODPATH_CAPACITY_MEMORY, are in the docs.)
+func (s *Server) capacityNote(w *store.Workshop, lg string) (bool, string) {
+	cost := session.ClusterCost(s.workshopWorkers(w))
 	u := s.engine.Usage()
 	most := s.runnableSeats(w)
-	shape := fmt.Sprintf("%d-worker clusters (%.2f cores running, %d MiB each)", workers, cost.CPU, cost.Memory)
-	limits := fmt.Sprintf("PODPATH_CAPACITY_CPU=%g cores, PODPATH_CAPACITY_MEMORY=%d MiB", u.CPULimit, u.MemLimit)
+	each := []any{"cpu", strconv.FormatFloat(cost.CPU, 'f', -1, 64), "mem", cost.Memory, "seats", plural(lg, "seatcount", w.Seats)}
 	if w.Seats > most {
-		return false, fmt.Sprintf("This host cannot hold the class: its capacity (%s) holds %d running %s, and the class has %d seats. "+
-			"Learners past %d wait in a queue until someone's cluster is deleted. Lower the seats, or serve the class from a bigger host.",
-			limits, most, shape, w.Seats, most)
+		return false, plural(lg, "wscapshort", most, each...)
 	}
-	return true, fmt.Sprintf("This host holds the class: its capacity (%s) holds %d running %s; the class has %d seats. "+
-		"Now in use: %.2f cores and %d MiB by %d running and %d hibernated clusters.",
-		limits, most, shape, w.Seats, u.CPU, u.Memory, u.Running, u.Hibernated)
+	return true, plural(lg, "wscapfits", most, each...) + " " + msg(lg, "wscapnow",
+		"cpuused", strconv.FormatFloat(u.CPU, 'f', 1, 64), "cpulimit", strconv.FormatFloat(u.CPULimit, 'f', 1, 64),
+		"memused", u.Memory, "memlimit", u.MemLimit, "running", u.Running, "asleep", u.Hibernated)
 }
 
 // --- access ---

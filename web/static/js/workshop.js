@@ -64,6 +64,14 @@
   }
 
   function renderClusters(c) {
+    if (c && workshop && workshop.state === "ended") {
+      // Every cluster of the class was deleted: nothing to wait for.
+      $("ws-ready").textContent = T.wsclustersended;
+      $("ws-ready").dataset.full = "ended";
+      $("ws-cluster-detail").textContent = $("ws-eta").textContent = "";
+      $("ws-capacity").hidden = true;
+      return;
+    }
     if (!c) {
       $("ws-ready").textContent = $("ws-cluster-detail").textContent = $("ws-eta").textContent = "";
       $("ws-capacity").hidden = true;
@@ -88,10 +96,20 @@
     ended = true;
     root.dataset.state = "ended";
     $("ws-ended").hidden = false;
+    if (workshop && workshop.state !== "ended") {
+      // The stream's "ended" says so before the next workshop view does.
+      workshop.state = "ended";
+      $("ws-state").textContent = W.stateText("ended");
+      $("ws-state").dataset.state = "ended";
+      renderClusters(workshop.clusters);
+    }
     document.querySelectorAll(".ws-needs-live, #ws-broadcast-msg").forEach((b) => { b.disabled = true; });
     for (const a of actions.values()) a.querySelectorAll("button, select").forEach((b) => { b.disabled = true; });
     if (es) { es.close(); es = null; }
     live("ended");
+    // The end lowered every hand and ended every session: the board once
+    // more, as it is now.
+    W.api("GET", base + "/board").then(setBoard).catch(() => {});
   }
 
   // ---- the board -------------------------------------------------------------
