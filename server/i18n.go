@@ -150,7 +150,7 @@ var messages = map[string]map[string]string{
 		"wsendconfirm":      "End the workshop now? This cannot be undone.",
 		"wsended":           "This workshop has ended.",
 		"wsresults":         "Results",
-		"wstakeoverlog":     "take-overs",
+		"wstakeoverlog":     "Take-overs",
 		"wsboard":           "Live board",
 		"wssort":            "Sort",
 		"wssortprogress":    "by progress",

@@ -265,6 +265,20 @@ func TestWorkshopJoinRules(t *testing.T) {
 			t.Errorf("the instructor GET %s: %d %s", p, r.status, r.body)
 		}
 	}
+	// The take-over log page: the workshop's instructor's, nobody else's.
+	logPage := "/workshops/" + itoa(open.ID) + "/takeovers"
+	for _, tc := range []struct {
+		who  string
+		c    *client
+		want int
+	}{{"a learner", learner, 403}, {"a guest", ada, 403}, {"another instructor", other, 404}} {
+		if code, body := tc.c.page(logPage); code != tc.want || strings.Contains(body, "Open class") {
+			t.Errorf("%s GET %s: %d, want %d and no workshop named", tc.who, logPage, code, tc.want)
+		}
+	}
+	if code, body := grace.page(logPage); code != 200 || !strings.Contains(body, "Nobody has taken over a terminal") || !strings.Contains(body, "Open class") {
+		t.Errorf("the instructor's take-over log: %d\n%s", code, body)
+	}
 	for _, p := range []string{"/broadcast", "/end", "/code", "/learners/" + itoa(adaID) + "/reset"} {
 		if r := other.do("POST", "/api/workshops/"+itoa(open.ID)+p, map[string]string{}); r.status != 404 {
 			t.Errorf("another instructor POST %s: %d %s, want 404", p, r.status, r.body)
