@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 
@@ -23,7 +24,7 @@ func (s *Server) apiResultsCSV(c echo.Context) error {
 	res.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	res.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="workshop-%d-results.csv"`, w.ID))
 	res.WriteHeader(http.StatusOK)
-	cw := csv.NewWriter(res)
+	cw := newCSVWriter(res)
 	_ = cw.Write([]string{"learner", "learner_id", "guest", "lab", "step", "step_title", "status", "passed", "attempts",
 		"failed_attempts", "time_to_pass_seconds", "skipped", "hints", "at"})
 	for _, r := range rows {
@@ -40,6 +41,16 @@ func (s *Server) apiResultsCSV(c echo.Context) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// utf8BOM starts every CSV podpath serves: without it Excel reads the file
+// in the system's code page and garbles names that are not ASCII.
+const utf8BOM = "\ufeff"
+
+// newCSVWriter writes the byte-order mark and returns a CSV writer after it.
+func newCSVWriter(w io.Writer) *csv.Writer {
+	_, _ = io.WriteString(w, utf8BOM)
+	return csv.NewWriter(w)
 }
 
 // csvSafe keeps a learner-chosen name from being read as a formula by a

@@ -605,7 +605,12 @@ func TestWorkshopClass(t *testing.T) {
 
 	// Results: the learner and the step, as CSV and JSON.
 	csvRes := grace.do("GET", "/api/workshops/"+wid+"/results.csv", nil)
-	recs, err := csv.NewReader(strings.NewReader(string(csvRes.body))).ReadAll()
+	// A byte-order mark first, so that Excel reads the names as UTF-8.
+	csvBody, bom := strings.CutPrefix(string(csvRes.body), "\ufeff")
+	if !bom {
+		t.Errorf("results.csv does not start with a UTF-8 byte-order mark: % x", csvRes.body[:min(8, len(csvRes.body))])
+	}
+	recs, err := csv.NewReader(strings.NewReader(csvBody)).ReadAll()
 	if err != nil || len(recs) < 2 || recs[0][0] != "learner" {
 		t.Fatalf("results.csv: %v\n%s", err, csvRes.body)
 	}
