@@ -210,6 +210,11 @@ func TestWorkshopJoinRules(t *testing.T) {
 	if r.status != 200 || again.Session == nil || again.Session.ID != first.Session.ID {
 		t.Fatalf("joining twice: %d %s; want the same session %s", r.status, r.body, first.Session.ID)
 	}
+	// Joining again keeps the first name: the join page says it instead of
+	// asking for one it would ignore.
+	if code, body := ada.page("/join/" + open.Code); code != 200 || !strings.Contains(body, "You are in this workshop as Ada.") || strings.Contains(body, `id="join-name"`) {
+		t.Errorf("the join page of a guest who joined: %d\n%s", code, body)
+	}
 	sess, err := e.store.ActiveLabSession(ctx, me(t, ada).ID)
 	if err != nil || sess.WorkshopID == nil || *sess.WorkshopID != open.ID {
 		t.Fatalf("the guest's session is not the workshop's: %+v %v", sess, err)
