@@ -211,7 +211,7 @@
       if (r.takeover.since) f.title = W.clock(r.takeover.since);
       flags.appendChild(f);
     }
-    if (r.cluster && r.cluster !== "ready") flags.appendChild(W.el("span", "badge cluster", W.fill(T.wscluster, { state: r.cluster })));
+    if (r.cluster && r.cluster !== "ready") flags.appendChild(W.el("span", "badge cluster", W.fill(T.wscluster, { state: T["wscl_" + r.cluster] || r.cluster })));
     if (flags.childNodes.length) who.appendChild(flags);
     if (r.stuck && r.stuckWhy) who.appendChild(W.el("div", "stuck-why", r.stuckWhy));
     who.appendChild(actionsFor(r));
@@ -249,8 +249,8 @@
   function cellTitle(s, c) {
     const status = c.status || "pending";
     const lines = [s.title + ": " + (T[status === "failed" ? "failedcheck" : status] || status)];
-    if (c.attempts) lines.push(W.fill(T.wsattempts, { n: c.attempts }));
-    if (c.hints) lines.push(W.fill(T.wshints, { n: c.hints }));
+    if (c.attempts) lines.push(W.plural("wsattempts", c.attempts));
+    if (c.hints) lines.push(W.plural("wshints", c.hints));
     if (status === "failed" && c.check) lines.push(W.fill(T.wsfailedon, { check: c.check }));
     if (status === "failed" && c.observed) lines.push(T.observed + ": " + c.observed);
     if (c.at) lines.push(W.when(c.at));
@@ -431,7 +431,7 @@
   $("ws-extend").addEventListener("click", (ev) => {
     act(ev.currentTarget, async () => {
       const r = await W.api("POST", base + "/extend", { minutes: 15 });
-      say(W.fill(T.wsextended, { n: (r && r.extended) || 0 }));
+      say(W.plural("wsextended", (r && r.extended) || 0));
     });
   });
 
