@@ -251,6 +251,10 @@ func TestSandbox(t *testing.T) {
 		}
 	})
 
+	t.Run("images enter a node: pulled from a registry, imported with ctr", func(t *testing.T) {
+		imagesEnterANode(t, m, name, client)
+	})
+
 	t.Run("containers of one Pod share the net namespace, not the PID one", func(t *testing.T) {
 		pod := toolsPod("pair", "node01")
 		pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: "second", Image: nodeimage.ToolsImage, ImagePullPolicy: corev1.PullNever, Command: []string{"sleep", "infinity"}})

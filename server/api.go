@@ -188,16 +188,30 @@ func (s *Server) apiLabs(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
+// labTitle names a lab in the language, by its id when it is no longer
+// installed.
+func (s *Server) labTitle(id, lg string) string {
+	if l := labs.Find(s.labs, id); l != nil {
+		return l.Title.In(lg)
+	}
+	return id
+}
+
 func (s *Server) findLab(id string) (*labs.Lab, error) {
+	return s.findLabIn(id, "en")
+}
+
+// findLabIn is findLab with its refusal in the language lg.
+func (s *Server) findLabIn(id, lg string) (*labs.Lab, error) {
 	l := labs.Find(s.labs, id)
 	if l == nil {
-		return nil, apiError(http.StatusNotFound, fmt.Sprintf("no lab %q; GET /api/labs lists them", id))
+		return nil, apiError(http.StatusNotFound, msg(lg, "errnolab", "lab", fmt.Sprintf("%q", id)))
 	}
 	return l, nil
 }
 
 func (s *Server) apiLab(c echo.Context) error {
-	l, err := s.findLab(c.Param("lab"))
+	l, err := s.findLabIn(c.Param("lab"), lang(c))
 	if err != nil {
 		return err
 	}
@@ -221,7 +235,7 @@ func checkMode(mode string) (string, error) {
 }
 
 func (s *Server) apiStart(c echo.Context) error {
-	l, err := s.findLab(c.Param("lab"))
+	l, err := s.findLabIn(c.Param("lab"), lang(c))
 	if err != nil {
 		return err
 	}
@@ -235,7 +249,7 @@ func (s *Server) apiStart(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	opts, err := s.workshopStartOptions(c.Request().Context(), currentUser(c), l)
+	opts, err := s.workshopStartOptions(c.Request().Context(), currentUser(c), l, lang(c))
 	if err != nil {
 		return err
 	}
@@ -252,7 +266,7 @@ func (s *Server) apiStart(c echo.Context) error {
 			return aerr
 		}
 		return &apiErr{Status: http.StatusConflict,
-			Message: fmt.Sprintf("you already have an active session of lab %s: resume it, or end it (DELETE /api/sessions/%s) before starting another", active.LabID, active.ID),
+			Message: msg(lang(c), "erractive", "lab", s.labTitle(active.LabID, lang(c)), "id", active.ID),
 			Extra:   map[string]any{"activeSession": map[string]string{"id": active.ID.String(), "labId": active.LabID}}}
 	}
 	if err != nil {
@@ -270,11 +284,11 @@ func (s *Server) apiStart(c echo.Context) error {
 func (s *Server) ownSession(c echo.Context) (*store.LabSession, error) {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
-		return nil, apiError(http.StatusBadRequest, fmt.Sprintf("%q is not a session id (a UUID)", c.Param("id")))
+		return nil, apiError(http.StatusBadRequest, msg(lang(c), "errsessionid", "id", fmt.Sprintf("%q", c.Param("id"))))
 	}
 	sess, err := s.store.LabSession(c.Request().Context(), id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && sess.UserID != currentUser(c).ID) {
-		return nil, apiError(http.StatusNotFound, "no such session")
+		return nil, apiError(http.StatusNotFound, translate("errnosession", lang(c)))
 	}
 	return sess, err
 }
@@ -285,7 +299,7 @@ func (s *Server) activeSession(c echo.Context) (*store.LabSession, error) {
 		return nil, err
 	}
 	if sess.State != store.SessionActive {
-		return nil, apiError(http.StatusGone, "this session has ended; start the lab again")
+		return nil, apiError(http.StatusGone, translate("errsessionended", lang(c)))
 	}
 	return sess, nil
 }
@@ -383,7 +397,7 @@ func (s *Server) sessionView(c echo.Context, sess *store.LabSession) (*SessionVi
 	if err != nil {
 		return nil, err
 	}
-	v.Sandbox = SandboxView{Name: sb.Name, State: sb.State, Error: sb.Error, Progress: progressViews(sb.Progress), Nodes: nodeViews(sb.Nodes),
+	v.Sandbox = SandboxView{Name: sb.Name, State: sb.State, Error: sb.Error, Progress: progressViews(sb.Progress, lg), Nodes: nodeViews(sb.Nodes),
 		QueuePosition: s.engine.QueuePosition(sb.Name)}
 	if st, ok := s.engine.State(sess.ID); ok && sess.State == store.SessionActive {
 		v.Sandbox.State = st // fresher than Postgres while a write is pending
@@ -471,11 +485,11 @@ func (s *Server) stepView(c echo.Context, sess *store.LabSession, stepID string)
 	// and a step that names one would not render.
 	l := s.engine.SessionLab(sess)
 	if l == nil {
-		return nil, apiError(http.StatusNotFound, fmt.Sprintf("lab %s is no longer offered on this server", sess.LabID))
+		return nil, apiError(http.StatusGone, msg(lg, "errlabgone", "lab", sess.LabID))
 	}
 	step := l.Step(stepID)
 	if step == nil {
-		return nil, apiError(http.StatusNotFound, fmt.Sprintf("lab %s has no step %q", l.ID, stepID))
+		return nil, apiError(http.StatusNotFound, msg(lg, "errnostep", "lab", l.ID, "step", fmt.Sprintf("%q", stepID)))
 	}
 	html, err := s.renderStep(ctx, sess, l, step.Body.In(lg), lg)
 	if err != nil {
@@ -522,7 +536,7 @@ func (s *Server) apiCheck(c echo.Context) error {
 	if req.Answer != nil {
 		answer = strings.TrimSpace(*req.Answer)
 		if len(answer) > 2000 {
-			return apiError(http.StatusBadRequest, "the answer is too long (2000 characters at most)")
+			return apiError(http.StatusBadRequest, translate("erranswerlong", lang(c)))
 		}
 	}
 	a, err := s.engine.Attempt(c.Request().Context(), sess, c.Param("step"), answer, false)
@@ -562,7 +576,7 @@ func (s *Server) apiExtend(c echo.Context) error {
 	}
 	ext, err := s.store.ExtendLabSession(c.Request().Context(), sess.ID, s.cfg.Extension, s.cfg.MaxExtensions)
 	if errors.Is(err, store.ErrNotFound) {
-		return apiError(http.StatusConflict, fmt.Sprintf("this session was already extended %d times, the most allowed", s.cfg.MaxExtensions))
+		return apiError(http.StatusConflict, plural(lang(c), "errextended", s.cfg.MaxExtensions))
 	}
 	if err != nil {
 		return err

@@ -184,7 +184,7 @@ func checkPreSessionCSRF(c echo.Context) error {
 	ck, err := c.Cookie(preSessionCookie)
 	field := c.FormValue("csrf")
 	if err != nil || len(ck.Value) != 32 || subtle.ConstantTimeCompare([]byte(field), []byte(ck.Value)) != 1 {
-		return echo.NewHTTPError(http.StatusForbidden, "this form expired or came from another site; reload the page and try again")
+		return echo.NewHTTPError(http.StatusForbidden, translate("errformforeign", lang(c)))
 	}
 	return nil
 }
@@ -203,10 +203,10 @@ func (s *Server) requireUserPage(next echo.HandlerFunc) echo.HandlerFunc {
 func checkFormCSRF(c echo.Context) error {
 	ws := currentWebSession(c)
 	if ws == nil {
-		return echo.NewHTTPError(http.StatusForbidden, "sign in again")
+		return echo.NewHTTPError(http.StatusForbidden, translate("errsigninagain", lang(c)))
 	}
 	if subtle.ConstantTimeCompare([]byte(c.FormValue("csrf")), []byte(ws.CSRFToken)) != 1 {
-		return echo.NewHTTPError(http.StatusForbidden, "this form expired; reload the page and try again")
+		return echo.NewHTTPError(http.StatusForbidden, translate("errformexpired", lang(c)))
 	}
 	return nil
 }
@@ -255,7 +255,7 @@ func (s *Server) login(c echo.Context, email, password string) (*store.User, str
 	}
 	email = strings.TrimSpace(email)
 	if !s.limiter.allow(loginKeys(clientIP(c), email)...) {
-		return nil, "", apiError(http.StatusTooManyRequests, "too many sign-in attempts; wait a minute and try again")
+		return nil, "", apiError(http.StatusTooManyRequests, translate("errloginrate", lang(c)))
 	}
 	u, err := s.store.UserByEmail(c.Request().Context(), email)
 	if errors.Is(err, store.ErrNotFound) {
@@ -293,20 +293,24 @@ func (s *Server) signup(c echo.Context, email, name, password string) (*store.Us
 	}
 	email, err := ValidateEmail(email)
 	if err != nil {
-		return nil, "", apiError(http.StatusBadRequest, err.Error())
+		return nil, "", apiError(http.StatusBadRequest, translate("errbademail", lang(c)))
 	}
 	name = strings.TrimSpace(name)
 	if name == "" {
 		name = strings.SplitN(email, "@", 2)[0]
 	}
 	if utf8.RuneCountInString(name) > 80 {
-		return nil, "", apiError(http.StatusBadRequest, "the name can have at most 80 characters")
+		return nil, "", apiError(http.StatusBadRequest, translate("errnamelong", lang(c)))
 	}
 	if err := ValidatePassword(password); err != nil {
-		return nil, "", apiError(http.StatusBadRequest, err.Error())
+		key := "errpwshort"
+		if utf8.RuneCountInString(password) >= 8 {
+			key = "errpwlong"
+		}
+		return nil, "", apiError(http.StatusBadRequest, translate(key, lang(c)))
 	}
 	if !s.limiter.allow(signupKeys(clientIP(c))...) {
-		return nil, "", apiError(http.StatusTooManyRequests, "too many sign-ups from here; wait a minute and try again")
+		return nil, "", apiError(http.StatusTooManyRequests, translate("errsignuprate", lang(c)))
 	}
 	hash, err := HashPassword(password)
 	if err != nil {
@@ -314,7 +318,7 @@ func (s *Server) signup(c echo.Context, email, name, password string) (*store.Us
 	}
 	u, err := s.store.CreateUser(c.Request().Context(), email, name, hash, store.RoleLearner)
 	if errors.Is(err, store.ErrEmailTaken) {
-		return nil, "", apiError(http.StatusConflict, "an account with this email exists: sign in instead")
+		return nil, "", apiError(http.StatusConflict, translate("erremailtaken", lang(c)))
 	}
 	if err != nil {
 		return nil, "", err

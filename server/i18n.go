@@ -1,5 +1,10 @@
 package server
 
+import (
+	"fmt"
+	"strings"
+)
+
 // messages are the page's own words in each language.
 var messages = map[string]map[string]string{
 	"en": {
@@ -145,7 +150,7 @@ var messages = map[string]map[string]string{
 		"wsendconfirm":      "End the workshop now? This cannot be undone.",
 		"wsended":           "This workshop has ended.",
 		"wsresults":         "Results",
-		"wstakeoverlog":     "take-overs",
+		"wstakeoverlog":     "Take-overs",
 		"wsboard":           "Live board",
 		"wssort":            "Sort",
 		"wssortprogress":    "by progress",
@@ -394,6 +399,27 @@ func translate(key, lang string) string {
 		return s
 	}
 	return key
+}
+
+// msg is a message with its {names} filled in: msg(lg, "wsready", "ready", 3, "target", 5).
+func msg(lg, key string, kv ...any) string {
+	s := translate(key, lg)
+	for i := 0; i+1 < len(kv); i += 2 {
+		s = strings.ReplaceAll(s, "{"+fmt.Sprint(kv[i])+"}", fmt.Sprint(kv[i+1]))
+	}
+	return s
+}
+
+// plural is msg for a count n, filled in as {n}: a language with a
+// singular form keeps it under key+"_one" ("{n} attempt"); Chinese has
+// none and uses key for every count.
+func plural(lg, key string, n int, kv ...any) string {
+	if n == 1 {
+		if _, ok := messages[lg][key+"_one"]; ok {
+			key += "_one"
+		}
+	}
+	return msg(lg, key, append([]any{"n", n}, kv...)...)
 }
 
 // addMessages adds a page's messages to the catalog. A key another page

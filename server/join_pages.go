@@ -22,6 +22,8 @@ var joinMessages = map[string]map[string]string{
 		"joinguest":        "You join as a guest: no account, your progress stays in this browser.",
 		"joinneedsaccount": "This workshop needs an account.",
 		"joincode":         "Join code",
+		"joinedas":         "You are in this workshop as {name}.",
+		"joincontinue":     "Continue",
 	},
 	"zh": {
 		"joinws":           "加入工作坊",
@@ -31,6 +33,8 @@ var joinMessages = map[string]map[string]string{
 		"joinguest":        "你将以访客身份加入：无需账号，进度保存在这个浏览器里。",
 		"joinneedsaccount": "这个工作坊需要账号。",
 		"joincode":         "加入码",
+		"joinedas":         "你已经以“{name}”的名字加入了这个工作坊。",
+		"joincontinue":     "继续",
 	},
 }
 
@@ -55,6 +59,13 @@ func (s *Server) renderJoin(c echo.Context, code string, joinErr error) error {
 		joinErr = err
 	} else {
 		data["Workshop"] = s.workshopView(c, w, false)
+		// Joining again keeps the seat and the name given the first time:
+		// the page says the name instead of asking for one it would ignore.
+		if u := currentUser(c); u != nil {
+			if ln, err := s.store.WorkshopLearner(c.Request().Context(), w.ID, u.ID); err == nil {
+				data["Seated"] = ln.Name
+			}
+		}
 	}
 	if joinErr != nil {
 		if !errors.As(joinErr, &ae) {

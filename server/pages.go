@@ -22,7 +22,7 @@ type pages struct {
 	t map[string]*template.Template
 }
 
-var pageNames = []string{"home", "login", "signup", "session", "error", "conflict", "workshops", "workshop", "watch"}
+var pageNames = []string{"home", "login", "signup", "session", "error", "conflict", "workshops", "workshop", "watch", "takeovers"}
 
 // pagePartials are the sections a page includes from files of their own.
 var pagePartials = map[string][]string{"home": {"templates/tracks.html"}}
@@ -30,7 +30,11 @@ var pagePartials = map[string][]string{"home": {"templates/tracks.html"}}
 func newPages() (*pages, error) {
 	p := &pages{t: map[string]*template.Template{}}
 	funcs := template.FuncMap{
-		"t":     translate,
+		"t": translate,
+		// plural: {{plural "stepcount" 3 .Lang}} is "3 steps".
+		"plural": func(key string, n int, lg string) string { return plural(lg, key, n) },
+		// msg: {{msg "joinedas" .Lang "name" .Seated}}.
+		"msg":   func(key, lg string, kv ...any) string { return msg(lg, key, kv...) },
 		"text":  func(t labs.Text, lg string) string { return t.In(lg) },
 		"join":  strings.Join,
 		"lower": strings.ToLower,
@@ -89,6 +93,9 @@ func (s *Server) pageData(c echo.Context, extra map[string]any) map[string]any {
 type labCard struct {
 	Lab    LabView
 	Active bool // the learner's active session is of this lab
+	// NoStart, when set, is the message key said instead of Start: a
+	// guest starts only their open workshop's labs.
+	NoStart string
 }
 
 func (s *Server) pageHome(c echo.Context) error {
@@ -99,15 +106,30 @@ func (s *Server) pageHome(c echo.Context) error {
 			active = a
 		}
 	}
+	hw := s.homeWorkshop(c, currentUser(c), active)
+	guest := hw != nil && hw.Guest
 	var cards []labCard
 	for _, l := range s.labs {
-		cards = append(cards, labCard{Lab: labView(l, lg), Active: active != nil && active.LabID == l.ID})
+		card := labCard{Lab: labView(l, lg), Active: active != nil && active.LabID == l.ID}
+		switch {
+		case card.Active || !guest:
+		case hw.Ended:
+			card.NoStart = "wsguestnomore"
+		case !hw.Labs[l.ID]:
+			card.NoStart = "wsnotinworkshop"
+		case hw.State != store.WorkshopOpen:
+			card.NoStart = "wsnotopen"
+		}
+		cards = append(cards, card)
 	}
-	tracks, err := s.trackCards(c, active)
-	if err != nil {
-		return err
+	var tracks []trackCard
+	if !guest { // a track's next lab is seldom a workshop's
+		var err error
+		if tracks, err = s.trackCards(c, active); err != nil {
+			return err
+		}
 	}
-	d := map[string]any{"Labs": cards, "Active": active, "Tracks": tracks}
+	d := map[string]any{"Labs": cards, "Active": active, "Tracks": tracks, "Workshop": hw}
 	s.homeTeams(c, currentUser(c), d)
 	return s.pages.render(c, http.StatusOK, "home", s.pageData(c, d))
 }
@@ -212,7 +234,11 @@ func (s *Server) formLogin(c echo.Context) error {
 		if !errors.Is(err, errBadLogin) && !errors.As(err, &ae) {
 			return err
 		}
-		return s.renderLogin(c, http.StatusUnauthorized, map[string]any{"Error": formMessage(err), "Email": c.FormValue("email")})
+		m := formMessage(err)
+		if errors.Is(err, errBadLogin) {
+			m = translate("errbadlogin", lang(c))
+		}
+		return s.renderLogin(c, http.StatusUnauthorized, map[string]any{"Error": m, "Email": c.FormValue("email")})
 	}
 	return c.Redirect(http.StatusSeeOther, next)
 }
@@ -252,7 +278,7 @@ func (s *Server) formStart(c echo.Context) error {
 	if err := checkFormCSRF(c); err != nil {
 		return err
 	}
-	l, err := s.findLab(c.Param("lab"))
+	l, err := s.findLabIn(c.Param("lab"), lang(c))
 	if err != nil {
 		return err
 	}
@@ -282,7 +308,7 @@ func (s *Server) formStart(c echo.Context) error {
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	opts, err := s.workshopStartOptions(ctx, u, l)
+	opts, err := s.workshopStartOptions(ctx, u, l, lang(c))
 	if err != nil {
 		return err
 	}
@@ -304,7 +330,7 @@ func (s *Server) pageSession(c echo.Context) error {
 	}
 	l := s.engine.SessionLab(sess)
 	if l == nil {
-		return apiError(http.StatusGone, "lab "+sess.LabID+" is no longer installed on this server")
+		return apiError(http.StatusGone, msg(lang(c), "errlabgone", "lab", sess.LabID))
 	}
 	if sess.State == store.SessionActive {
 		s.engine.Touch(sess.ID)

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/csv"
 	"net/http"
 	"strconv"
 	"time"
@@ -272,7 +271,7 @@ func (s *Server) apiTeamReportCSV(c echo.Context) error {
 	h.Set(echo.HeaderContentType, "text/csv; charset=utf-8")
 	h.Set(echo.HeaderContentDisposition, `attachment; filename="team-`+strconv.FormatInt(r.Team.ID, 10)+`-report.csv"`)
 	c.Response().WriteHeader(http.StatusOK)
-	cw := csv.NewWriter(c.Response())
+	cw := newCSVWriter(c.Response())
 	_ = cw.Write([]string{"team", "member", "email", "role", "assignment", "kind", "due_at", "assignment_status", "overdue",
 		"lab", "lab_status", "current_step", "started_at", "completed_at", "time_spent_seconds", "attempts", "skips"})
 	for _, m := range r.Members {

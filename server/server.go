@@ -408,23 +408,29 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
-	status, msg := http.StatusInternalServerError, "internal error; the server log has the details"
+	lg := lang(c)
+	status, msg := http.StatusInternalServerError, translate("errinternal", lg)
 	var extra map[string]any
 	var ae *apiErr
 	var he *echo.HTTPError
 	var se *session.Error
 	switch {
 	case errors.As(err, &se):
-		status, msg = sessionStatus(se.Kind), se.Message
+		status, msg = sessionStatus(se.Kind), localizeSessionError(se.Message, lg)
 	case errors.Is(err, store.ErrNotFound):
-		status, msg = http.StatusNotFound, "not found"
+		status, msg = http.StatusNotFound, translate("errnotfound", lg)
 	case errors.As(err, &ae):
 		status, msg, extra = ae.Status, ae.Message, ae.Extra
 	case errors.As(err, &he):
 		status = he.Code
 		msg = fmt.Sprint(he.Message)
-		if status == http.StatusRequestEntityTooLarge {
-			msg = "request body too large (limit 1 MB)"
+		switch status {
+		case http.StatusRequestEntityTooLarge:
+			msg = translate("errtoolarge", lg)
+		case http.StatusNotFound, http.StatusMethodNotAllowed:
+			if msg == http.StatusText(status) { // echo's own: no such route
+				msg = translate("errnopage", lg)
+			}
 		}
 	default:
 		s.log.Error("request failed", "path", c.Request().URL.Path, "err", err)

@@ -187,6 +187,9 @@ func TestCheckMode(t *testing.T) {
 func TestMessagesInBothLanguages(t *testing.T) {
 	for _, lg := range labs.Languages {
 		for key := range messages["en"] {
+			if strings.HasSuffix(key, "_one") {
+				continue // an English singular (see plural and TestMessageCatalogBothLanguages)
+			}
 			if messages[lg][key] == "" {
 				t.Errorf("message %q has no %s text", key, lg)
 			}

@@ -386,7 +386,11 @@ func TestTeams(t *testing.T) {
 	}
 	// CSV: one row per member, assignment and lab.
 	r = ann.do("GET", a+"/report.csv", nil)
-	rows, err := csv.NewReader(strings.NewReader(string(r.body))).ReadAll()
+	body, bom := strings.CutPrefix(string(r.body), "\ufeff")
+	if !bom {
+		t.Errorf("report.csv does not start with a UTF-8 byte-order mark: % x", r.body[:min(8, len(r.body))])
+	}
+	rows, err := csv.NewReader(strings.NewReader(body)).ReadAll()
 	if err != nil || r.status != 200 {
 		t.Fatalf("report.csv: %d %v", r.status, err)
 	}

@@ -112,17 +112,23 @@ type ProgressView struct {
 	ElapsedMS int64  `json:"elapsedMs"`
 }
 
-func progressView(e sandbox.Event) ProgressView {
-	return ProgressView{Stage: e.Stage, Title: e.Title, Done: e.Done, Failed: e.Failed, ElapsedMS: e.Elapsed.Milliseconds()}
+// progressView names the stage in the language lg (the catalog's
+// "stage_" messages), or as the event did for a stage the catalog lacks.
+func progressView(e sandbox.Event, lg string) ProgressView {
+	title := e.Title
+	if _, ok := messages[lg]["stage_"+e.Stage]; ok {
+		title = translate("stage_"+e.Stage, lg)
+	}
+	return ProgressView{Stage: e.Stage, Title: title, Done: e.Done, Failed: e.Failed, ElapsedMS: e.Elapsed.Milliseconds()}
 }
 
 // progressViews reads a sandbox's stored progress.
-func progressViews(raw json.RawMessage) []ProgressView {
+func progressViews(raw json.RawMessage, lg string) []ProgressView {
 	var evs []sandbox.Event
 	_ = json.Unmarshal(raw, &evs)
 	out := make([]ProgressView, 0, len(evs))
 	for _, e := range evs {
-		out = append(out, progressView(e))
+		out = append(out, progressView(e, lg))
 	}
 	return out
 }
@@ -146,14 +152,14 @@ func nodeViews(raw json.RawMessage) []NodeView {
 	return out
 }
 
-// eventView turns an engine event's data into its API view for a page in
-// lang.
-func eventView(e session.Event, lang string) session.Event {
+// eventView turns an engine event's data into its API view, in the
+// language lg.
+func eventView(e session.Event, lg string) session.Event {
 	switch d := e.Data.(type) {
 	case *store.Attempt:
-		e.Data = attemptView(d, lang)
+		e.Data = attemptView(d, lg)
 	case sandbox.Event:
-		e.Data = progressView(d)
+		e.Data = progressView(d, lg)
 	}
 	return e
 }

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -20,6 +22,7 @@ func (s *Server) workshopPageRoutes(e *echo.Echo) {
 	e.GET("/workshops", s.pageWorkshops, s.requireUserPage, s.requireInstructorPage)
 	e.GET("/workshops/:id", s.pageWorkshop, s.requireUserPage, s.requireInstructorPage)
 	e.GET("/workshops/:id/learners/:learner", s.pageWatch, s.requireUserPage, s.requireInstructorPage)
+	e.GET("/workshops/:id/takeovers", s.pageTakeovers, s.requireUserPage, s.requireInstructorPage)
 }
 
 // requireInstructorPage lets instructors and admins through; anyone else
@@ -48,7 +51,8 @@ func pageID(c echo.Context, name string) (int64, bool) {
 func workshopTexts(lg string) map[string]string {
 	out := map[string]string{}
 	for key := range messages["en"] {
-		if strings.HasPrefix(key, "ws") {
+		// An English singular ("_one") only where the language has it.
+		if _, own := messages[lg][key]; strings.HasPrefix(key, "ws") && (own || !strings.HasSuffix(key, "_one")) {
 			out[key] = translate(key, lg)
 		}
 	}
@@ -71,6 +75,59 @@ func (s *Server) pageWorkshop(c echo.Context) error {
 	return s.pages.render(c, http.StatusOK, "workshop", s.pageData(c, map[string]any{
 		"WorkshopID": id, "Texts": workshopTexts(lang(c)),
 	}))
+}
+
+// takeoverRow is one take-over on the take-over log page.
+type takeoverRow struct {
+	Instructor, Learner, Node string
+	Started, Ended, Lasted    string
+	EndedBy                   string // a message key: wstoby_instructor, _learner, _server
+}
+
+// pageTakeovers is the workshop's take-over log: who typed in whose
+// terminal, when, how long, and who ended it (the same records as GET
+// /api/workshops/{id}/takeovers), newest first.
+func (s *Server) pageTakeovers(c echo.Context) error {
+	id, ok := pageID(c, "id")
+	if !ok {
+		return s.workshopPageError(c, http.StatusNotFound, "wsnotfound")
+	}
+	ctx := c.Request().Context()
+	w, err := s.store.WorkshopByID(ctx, id)
+	if u := currentUser(c); errors.Is(err, store.ErrNotFound) || (err == nil && u.Role != store.RoleAdmin && w.InstructorID != u.ID) {
+		return s.workshopPageError(c, http.StatusNotFound, "wsnotfound")
+	}
+	if err != nil {
+		return err
+	}
+	list, err := s.store.Takeovers(ctx, w.ID)
+	if err != nil {
+		return err
+	}
+	lg := lang(c)
+	rows := make([]takeoverRow, 0, len(list))
+	for _, t := range list {
+		r := takeoverRow{Instructor: t.Instructor, Learner: t.Learner, Node: t.Node, Started: dateCell(t.StartedAt),
+			Ended: dateCell(t.EndedAt), Lasted: durationText(t.Seconds, lg)}
+		if t.EndedBy != nil {
+			r.EndedBy = "wstoby_" + *t.EndedBy
+		}
+		rows = append(rows, r)
+	}
+	return s.pages.render(c, http.StatusOK, "takeovers", s.pageData(c, map[string]any{"Workshop": w, "Takeovers": rows}))
+}
+
+// durationText says a number of seconds in the language: 42 s, 5 min 3 s,
+// 1 h 5 min.
+func durationText(sec int, lg string) string {
+	h, m, s := sec/3600, sec%3600/60, sec%60
+	switch {
+	case h > 0:
+		return fmt.Sprintf("%d %s %d %s", h, translate("hours", lg), m, translate("mins", lg))
+	case m > 0:
+		return fmt.Sprintf("%d %s %d %s", m, translate("mins", lg), s, translate("secs", lg))
+	}
+	return fmt.Sprintf("%d %s", s, translate("secs", lg))
 }
 
 func (s *Server) pageWatch(c echo.Context) error {

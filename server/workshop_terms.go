@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 
@@ -23,7 +24,7 @@ func (s *Server) apiResultsCSV(c echo.Context) error {
 	res.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	res.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="workshop-%d-results.csv"`, w.ID))
 	res.WriteHeader(http.StatusOK)
-	cw := csv.NewWriter(res)
+	cw := newCSVWriter(res)
 	_ = cw.Write([]string{"learner", "learner_id", "guest", "lab", "step", "step_title", "status", "passed", "attempts",
 		"failed_attempts", "time_to_pass_seconds", "skipped", "hints", "at"})
 	for _, r := range rows {
@@ -40,6 +41,16 @@ func (s *Server) apiResultsCSV(c echo.Context) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// utf8BOM starts every CSV podpath serves: without it Excel reads the file
+// in the system's code page and garbles names that are not ASCII.
+const utf8BOM = "\ufeff"
+
+// newCSVWriter writes the byte-order mark and returns a CSV writer after it.
+func newCSVWriter(w io.Writer) *csv.Writer {
+	_, _ = io.WriteString(w, utf8BOM)
+	return csv.NewWriter(w)
 }
 
 // csvSafe keeps a learner-chosen name from being read as a formula by a
@@ -70,11 +81,11 @@ func (s *Server) apiWorkshopTerminal(c echo.Context) error {
 	ctx := c.Request().Context()
 	ln, err := s.store.WorkshopLearner(ctx, w.ID, id)
 	if err != nil {
-		return apiError(http.StatusNotFound, "no such learner in this workshop")
+		return apiError(http.StatusNotFound, translate("errnolearner", lang(c)))
 	}
 	sess, err := s.store.ActiveLabSession(ctx, id)
 	if err != nil || sess.WorkshopID == nil || *sess.WorkshopID != w.ID {
-		return apiError(http.StatusConflict, fmt.Sprintf("%s has no active session in this workshop", ln.Name))
+		return apiError(http.StatusConflict, msg(lang(c), "errwatchnosession", "name", ln.Name))
 	}
 	if !websocket.IsWebSocketUpgrade(c.Request()) {
 		return apiError(http.StatusBadRequest, "this endpoint speaks websocket; see docs/TERMINAL.md")
@@ -90,7 +101,7 @@ func (s *Server) apiWorkshopTerminal(c echo.Context) error {
 		sb.State = st
 	}
 	if sb.State != store.SandboxReady {
-		return apiError(http.StatusConflict, fmt.Sprintf("%s's cluster is %s, not ready", ln.Name, sb.State))
+		return apiError(http.StatusConflict, msg(lang(c), "errwatchnotready", "name", ln.Name, "state", translate("wscl_"+sb.State, lang(c))))
 	}
 	node := c.Param("node")
 	sh, err := s.terms.shell(ctx, sess, sb.Name, node, 80, 24)

@@ -140,14 +140,32 @@ func TestWorkshopJoinRules(t *testing.T) {
 	if r := grace.do("POST", "/api/workshops/"+itoa(ended.ID)+"/end", nil); r.status != 200 {
 		t.Fatalf("end: %d %s", r.status, r.body)
 	}
+	// An ended class holds no clusters: nothing being made, no capacity in use.
+	var endedView workshopView
+	grace.do("GET", "/api/workshops/"+itoa(ended.ID), nil).json(t, &endedView)
+	if endedView.State != store.WorkshopEnded || endedView.Clusters == nil || endedView.Clusters.CapacityNote != "" || endedView.Clusters.Creating != 0 || endedView.Clusters.Ready != 0 {
+		t.Errorf("an ended workshop's clusters: %+v", endedView.Clusters)
+	}
 	accounts := other.createWorkshop(t, workshopBody("Accounts only", now.Add(-time.Minute), now.Add(time.Hour), 5, false))
-	// The host (4 cores, 8 GiB for clusters here) cannot hold 100 seats, and says so in numbers.
+	// The host (4 cores, 8 GiB for clusters here: 10 clusters of 750 MiB)
+	// cannot hold 100 seats, and says so in numbers, in an instructor's
+	// words (no operator's variable names) and in the asker's language.
 	bigBody := workshopBody("Too big", now.Add(24*time.Hour), now.Add(25*time.Hour), 100, true)
 	delete(bigBody, "prepare")
 	big := grace.createWorkshop(t, bigBody)
-	if big.Clusters == nil || big.Clusters.Fits || !strings.Contains(big.Clusters.CapacityNote, "cannot hold the class") ||
-		!strings.Contains(big.Clusters.CapacityNote, "PODPATH_CAPACITY_MEMORY=8192 MiB") || !strings.Contains(big.Clusters.CapacityNote, "100 seats") {
+	if big.Clusters == nil || big.Clusters.Fits || !strings.Contains(big.Clusters.CapacityNote, "can run only 10 clusters of this class at once") ||
+		!strings.Contains(big.Clusters.CapacityNote, "750 MiB of memory each") || !strings.Contains(big.Clusters.CapacityNote, "100 seats") ||
+		strings.Contains(big.Clusters.CapacityNote, "PODPATH_") {
 		t.Errorf("a 100-seat class on a small host: %+v", big.Clusters)
+	}
+	var bigZh workshopView
+	grace.do("GET", "/api/workshops/"+itoa(big.ID)+"?lang=zh", nil).json(t, &bigZh)
+	if bigZh.Clusters == nil || !strings.Contains(bigZh.Clusters.CapacityNote, "最多只能同时运行 10 个本班的集群") || !strings.Contains(bigZh.Clusters.CapacityNote, "100 个名额") {
+		t.Errorf("the capacity note in Chinese: %+v", bigZh.Clusters)
+	}
+	if open2 := grace.createWorkshop(t, workshopBody("Small", now.Add(24*time.Hour), now.Add(25*time.Hour), 1, true)); open2.Clusters == nil || !open2.Clusters.Fits ||
+		!strings.Contains(open2.Clusters.CapacityNote, "with 1 seat, everyone fits") || !strings.Contains(open2.Clusters.CapacityNote, "In use now: 0.0 of 4.0 CPU cores") {
+		t.Errorf("a 1-seat class: %+v", open2.Clusters)
 	}
 	if big.Prepare != 70 {
 		t.Errorf("prepare defaults to %d for 100 seats, want 70", big.Prepare)
@@ -191,6 +209,11 @@ func TestWorkshopJoinRules(t *testing.T) {
 	r, again := ada.join(open.Code, "Ada again")
 	if r.status != 200 || again.Session == nil || again.Session.ID != first.Session.ID {
 		t.Fatalf("joining twice: %d %s; want the same session %s", r.status, r.body, first.Session.ID)
+	}
+	// Joining again keeps the first name: the join page says it instead of
+	// asking for one it would ignore.
+	if code, body := ada.page("/join/" + open.Code); code != 200 || !strings.Contains(body, "You are in this workshop as Ada.") || strings.Contains(body, `id="join-name"`) {
+		t.Errorf("the join page of a guest who joined: %d\n%s", code, body)
 	}
 	sess, err := e.store.ActiveLabSession(ctx, me(t, ada).ID)
 	if err != nil || sess.WorkshopID == nil || *sess.WorkshopID != open.ID {
@@ -246,6 +269,20 @@ func TestWorkshopJoinRules(t *testing.T) {
 		if r := grace.do("GET", p, nil); r.status != 200 && !strings.Contains(p, "/terminal/") {
 			t.Errorf("the instructor GET %s: %d %s", p, r.status, r.body)
 		}
+	}
+	// The take-over log page: the workshop's instructor's, nobody else's.
+	logPage := "/workshops/" + itoa(open.ID) + "/takeovers"
+	for _, tc := range []struct {
+		who  string
+		c    *client
+		want int
+	}{{"a learner", learner, 403}, {"a guest", ada, 403}, {"another instructor", other, 404}} {
+		if code, body := tc.c.page(logPage); code != tc.want || strings.Contains(body, "Open class") {
+			t.Errorf("%s GET %s: %d, want %d and no workshop named", tc.who, logPage, code, tc.want)
+		}
+	}
+	if code, body := grace.page(logPage); code != 200 || !strings.Contains(body, "Nobody has taken over a terminal") || !strings.Contains(body, "Open class") {
+		t.Errorf("the instructor's take-over log: %d\n%s", code, body)
 	}
 	for _, p := range []string{"/broadcast", "/end", "/code", "/learners/" + itoa(adaID) + "/reset"} {
 		if r := other.do("POST", "/api/workshops/"+itoa(open.ID)+p, map[string]string{}); r.status != 404 {
@@ -449,7 +486,7 @@ func TestWorkshopClass(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if !wv.Clusters.Fits || !strings.Contains(wv.Clusters.CapacityNote, "holds the class") {
+	if !wv.Clusters.Fits || !strings.Contains(wv.Clusters.CapacityNote, "with 3 seats, everyone fits") || !strings.Contains(wv.Clusters.CapacityNote, "2 asleep") {
 		t.Fatalf("capacity note for 3 seats on a 4-core host: %+v", wv.Clusters)
 	}
 	var pooled []string
@@ -573,7 +610,12 @@ func TestWorkshopClass(t *testing.T) {
 
 	// Results: the learner and the step, as CSV and JSON.
 	csvRes := grace.do("GET", "/api/workshops/"+wid+"/results.csv", nil)
-	recs, err := csv.NewReader(strings.NewReader(string(csvRes.body))).ReadAll()
+	// A byte-order mark first, so that Excel reads the names as UTF-8.
+	csvBody, bom := strings.CutPrefix(string(csvRes.body), "\ufeff")
+	if !bom {
+		t.Errorf("results.csv does not start with a UTF-8 byte-order mark: % x", csvRes.body[:min(8, len(csvRes.body))])
+	}
+	recs, err := csv.NewReader(strings.NewReader(csvBody)).ReadAll()
 	if err != nil || len(recs) < 2 || recs[0][0] != "learner" {
 		t.Fatalf("results.csv: %v\n%s", err, csvRes.body)
 	}

@@ -284,11 +284,15 @@ func (s *Server) workshopView(c echo.Context, w *store.Workshop, staff bool) *Wo
 		return v
 	}
 	v.Code, v.JoinURL = w.Code, s.joinURL(c, w.Code)
-	v.Clusters = s.clustersView(c.Request().Context(), w)
+	v.Clusters = s.clustersView(c.Request().Context(), w, lg)
 	return v
 }
 
-func (s *Server) clustersView(ctx context.Context, w *store.Workshop) *ClustersView {
+func (s *Server) clustersView(ctx context.Context, w *store.Workshop, lg string) *ClustersView {
+	if w.Ended(time.Now()) {
+		// Its clusters were deleted: nothing is being made, nothing held.
+		return &ClustersView{Target: w.Prepare, Fits: true}
+	}
 	p := s.engine.Prepared(w.ID)
 	cv := &ClustersView{Target: w.Prepare, Ready: p.Ready, Creating: p.Creating,
 		MeanCreateSeconds: int(p.MeanCreate.Seconds()), ETASeconds: int(p.ETA.Seconds())}
@@ -304,27 +308,25 @@ func (s *Server) clustersView(ctx context.Context, w *store.Workshop) *ClustersV
 	} else {
 		cv.ETASeconds = 0
 	}
-	cv.Fits, cv.CapacityNote = s.capacityNote(w)
+	cv.Fits, cv.CapacityNote = s.capacityNote(w, lg)
 	return cv
 }
 
-// capacityNote says, from the capacity model's numbers, whether this host
-// holds the class with every learner's cluster running.
-func (s *Server) capacityNote(w *store.Workshop) (bool, string) {
-	workers := s.workshopWorkers(w)
-	cost := session.ClusterCost(workers)
+// capacityNote says, from the capacity model's numbers and in an
+// instructor's words, whether this host holds the class with every
+// learner's cluster running. (The operator's settings behind it,
+// PODPATH_CAPACITY_CPU and PODPATH_CAPACITY_MEMORY, are in the docs.)
+func (s *Server) capacityNote(w *store.Workshop, lg string) (bool, string) {
+	cost := session.ClusterCost(s.workshopWorkers(w))
 	u := s.engine.Usage()
 	most := s.runnableSeats(w)
-	shape := fmt.Sprintf("%d-worker clusters (%.2f cores running, %d MiB each)", workers, cost.CPU, cost.Memory)
-	limits := fmt.Sprintf("PODPATH_CAPACITY_CPU=%g cores, PODPATH_CAPACITY_MEMORY=%d MiB", u.CPULimit, u.MemLimit)
+	each := []any{"cpu", strconv.FormatFloat(cost.CPU, 'f', -1, 64), "mem", cost.Memory, "seats", plural(lg, "seatcount", w.Seats)}
 	if w.Seats > most {
-		return false, fmt.Sprintf("This host cannot hold the class: its capacity (%s) holds %d running %s, and the class has %d seats. "+
-			"Learners past %d wait in a queue until someone's cluster is deleted. Lower the seats, or serve the class from a bigger host.",
-			limits, most, shape, w.Seats, most)
+		return false, plural(lg, "wscapshort", most, each...)
 	}
-	return true, fmt.Sprintf("This host holds the class: its capacity (%s) holds %d running %s; the class has %d seats. "+
-		"Now in use: %.2f cores and %d MiB by %d running and %d hibernated clusters.",
-		limits, most, shape, w.Seats, u.CPU, u.Memory, u.Running, u.Hibernated)
+	return true, plural(lg, "wscapfits", most, each...) + " " + msg(lg, "wscapnow",
+		"cpuused", strconv.FormatFloat(u.CPU, 'f', 1, 64), "cpulimit", strconv.FormatFloat(u.CPULimit, 'f', 1, 64),
+		"memused", u.Memory, "memlimit", u.MemLimit, "running", u.Running, "asleep", u.Hibernated)
 }
 
 // --- access ---
@@ -336,7 +338,7 @@ func isStaffRole(u *store.User) bool {
 func (s *Server) requireInstructor(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if !isStaffRole(currentUser(c)) {
-			return apiError(http.StatusForbidden, "only instructors and admins run workshops; an admin can make you one with: podpath user role --email YOU --role instructor")
+			return apiError(http.StatusForbidden, translate("errinstructoronly", lang(c)))
 		}
 		return next(c)
 	}
@@ -345,7 +347,7 @@ func (s *Server) requireInstructor(next echo.HandlerFunc) echo.HandlerFunc {
 func workshopID(c echo.Context) (int64, error) {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil || id <= 0 {
-		return 0, apiError(http.StatusBadRequest, fmt.Sprintf("%.40q is not a workshop id (a number)", c.Param("id")))
+		return 0, apiError(http.StatusBadRequest, msg(lang(c), "errworkshopid", "id", fmt.Sprintf("%.40q", c.Param("id"))))
 	}
 	return id, nil
 }
@@ -360,7 +362,7 @@ func (s *Server) staffWorkshop(c echo.Context) (*store.Workshop, error) {
 	w, err := s.store.WorkshopByID(c.Request().Context(), id)
 	u := currentUser(c)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && u.Role != store.RoleAdmin && w.InstructorID != u.ID) {
-		return nil, apiError(http.StatusNotFound, "no such workshop among yours")
+		return nil, apiError(http.StatusNotFound, translate("errnoworkshop", lang(c)))
 	}
 	return w, err
 }
@@ -368,7 +370,7 @@ func (s *Server) staffWorkshop(c echo.Context) (*store.Workshop, error) {
 func learnerID(c echo.Context) (int64, error) {
 	id, err := strconv.ParseInt(c.Param("learner"), 10, 64)
 	if err != nil || id <= 0 {
-		return 0, apiError(http.StatusBadRequest, fmt.Sprintf("%.40q is not a learner id (a number)", c.Param("learner")))
+		return 0, apiError(http.StatusBadRequest, msg(lang(c), "errlearnerid", "id", fmt.Sprintf("%.40q", c.Param("learner"))))
 	}
 	return id, nil
 }
@@ -399,36 +401,36 @@ type workshopRequest struct {
 // maxSeats bounds a workshop; a host holds far fewer.
 const maxSeats = 500
 
-func (s *Server) checkWorkshopRequest(r *workshopRequest) (*store.Workshop, error) {
-	bad := func(format string, a ...any) error { return apiError(http.StatusBadRequest, fmt.Sprintf(format, a...)) }
+func (s *Server) checkWorkshopRequest(r *workshopRequest, lg string) (*store.Workshop, error) {
+	bad := func(key string, kv ...any) error { return apiError(http.StatusBadRequest, msg(lg, key, kv...)) }
 	title := strings.TrimSpace(r.Title)
 	switch {
 	case title == "":
-		return nil, bad(`send a "title" for the workshop`)
+		return nil, bad("errwstitle")
 	case utf8.RuneCountInString(title) > 200:
-		return nil, bad("the title can have at most 200 characters")
+		return nil, bad("errwstitlelong")
 	case len(r.Labs) == 0:
-		return nil, bad(`send "labs": the ids of one or more labs, in order (GET /api/labs lists them)`)
+		return nil, bad("errwslabs")
 	case len(r.Labs) > 50:
-		return nil, bad("a workshop can have at most 50 labs")
+		return nil, bad("errwslabsmax")
 	case r.Seats < 1 || r.Seats > maxSeats:
-		return nil, bad(`"seats" must be from 1 to %d`, maxSeats)
+		return nil, bad("errwsseats", "max", maxSeats)
 	case r.StartsAt.IsZero() || r.EndsAt.IsZero():
-		return nil, bad(`send "startsAt" and "endsAt" as RFC 3339 times, like "2026-12-02T09:00:00Z"`)
+		return nil, bad("errwstimes")
 	case !r.EndsAt.After(r.StartsAt):
-		return nil, bad(`"endsAt" must be after "startsAt"`)
+		return nil, bad("errwsorder")
 	case r.EndsAt.Sub(r.StartsAt) > 14*24*time.Hour:
-		return nil, bad("a workshop can last at most 14 days")
+		return nil, bad("errwslong")
 	case !r.EndsAt.After(time.Now()):
-		return nil, bad(`"endsAt" is in the past`)
+		return nil, bad("errwspast")
 	}
 	seen := map[string]bool{}
 	for _, id := range r.Labs {
 		if labs.Find(s.labs, id) == nil {
-			return nil, bad("no lab %.60q; GET /api/labs lists them", id)
+			return nil, bad("errwsnolab", "lab", fmt.Sprintf("%.60q", id))
 		}
 		if seen[id] {
-			return nil, bad("lab %q is listed twice", id)
+			return nil, bad("errwslabtwice", "lab", fmt.Sprintf("%q", id))
 		}
 		seen[id] = true
 	}
@@ -437,14 +439,14 @@ func (s *Server) checkWorkshopRequest(r *workshopRequest) (*store.Workshop, erro
 		prepare = *r.Prepare
 	}
 	if prepare < 0 || prepare > r.Seats {
-		return nil, bad(`"prepare" (clusters to prepare ahead) must be from 0 to the seats (%d)`, r.Seats)
+		return nil, bad("errwsprepare", "seats", r.Seats)
 	}
 	lead := 30
 	if r.PrepareLeadMinutes != nil {
 		lead = *r.PrepareLeadMinutes
 	}
 	if lead < 0 || lead > 24*60 {
-		return nil, bad(`"prepareLeadMinutes" must be from 0 to 1440 (a day)`)
+		return nil, bad("errwslead")
 	}
 	return &store.Workshop{Title: title, LabIDs: r.Labs, Seats: r.Seats, StartsAt: r.StartsAt, EndsAt: r.EndsAt,
 		Guests: r.Guests, Prepare: prepare, PrepareLead: time.Duration(lead) * time.Minute}, nil
@@ -455,7 +457,7 @@ func (s *Server) apiCreateWorkshop(c echo.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	w, err := s.checkWorkshopRequest(&req)
+	w, err := s.checkWorkshopRequest(&req, lang(c))
 	if err != nil {
 		return err
 	}
@@ -711,9 +713,9 @@ func (s *Server) learnerRow(c echo.Context, d *boardData, ln *store.Learner) *Le
 				row.StepSince = &since
 				switch {
 				case cell != nil && cell.Failed >= stuckAttempts:
-					row.Stuck, row.StuckWhy = true, fmt.Sprintf("%d failed checks on %s", cell.Failed, st.Title.In(lg))
+					row.Stuck, row.StuckWhy = true, plural(lg, "wsstuckfails", cell.Failed, "step", st.Title.In(lg))
 				case now.Sub(since) >= stuckMinutes*time.Minute:
-					row.Stuck, row.StuckWhy = true, fmt.Sprintf("%d minutes on %s", int(now.Sub(since).Minutes()), st.Title.In(lg))
+					row.Stuck, row.StuckWhy = true, plural(lg, "wsstuckminutes", int(now.Sub(since).Minutes()), "step", st.Title.In(lg))
 				}
 				break
 			}
@@ -747,7 +749,7 @@ func (s *Server) oneLearnerRow(c echo.Context, w *store.Workshop, userID int64) 
 	ctx := c.Request().Context()
 	ln, err := s.store.WorkshopLearner(ctx, w.ID, userID)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, apiError(http.StatusNotFound, "no such learner in this workshop")
+		return nil, apiError(http.StatusNotFound, translate("errnolearner", lang(c)))
 	}
 	if err != nil {
 		return nil, err
@@ -887,9 +889,10 @@ type JoinView struct {
 	Token     string        `json:"token,omitempty"`
 }
 
-// joinErr is why a join was refused; nothing was written.
-func joinErr(status int, format string, a ...any) error {
-	return apiError(status, fmt.Sprintf(format, a...))
+// joinErr is why a join was refused (a message of the catalog, in the
+// asker's language); nothing was written.
+func joinErr(c echo.Context, status int, key string, kv ...any) error {
+	return apiError(status, msg(lang(c), key, kv...))
 }
 
 // workshopForJoin finds an open workshop by code, or says why it cannot be
@@ -900,11 +903,11 @@ func (s *Server) workshopForJoin(c echo.Context, code string) (*store.Workshop, 
 	ctx := c.Request().Context()
 	code = normalizeCode(code)
 	if code == "" {
-		return nil, joinErr(http.StatusBadRequest, `send the workshop's join code ("code"), as your instructor gave it`)
+		return nil, joinErr(c, http.StatusBadRequest, "errjoinnocode")
 	}
 	miss := joinMissKey(clientIP(c))
 	if s.limiter.exhausted(miss) {
-		return nil, joinErr(http.StatusTooManyRequests, "too many wrong join codes from your address; wait a minute, then type the code again")
+		return nil, joinErr(c, http.StatusTooManyRequests, "errjointoomany")
 	}
 	var w *store.Workshop
 	err := store.ErrNotFound
@@ -913,7 +916,7 @@ func (s *Server) workshopForJoin(c echo.Context, code string) (*store.Workshop, 
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		s.limiter.allow(miss)
-		return nil, joinErr(http.StatusNotFound, "no workshop has the code %.20s; check it with your instructor (codes have letters and digits, no 0, O, 1, I or l)", code)
+		return nil, joinErr(c, http.StatusNotFound, "errjoinnone", "code", fmt.Sprintf("%.20s", code))
 	}
 	if err != nil {
 		return nil, err
@@ -921,9 +924,9 @@ func (s *Server) workshopForJoin(c echo.Context, code string) (*store.Workshop, 
 	now := time.Now()
 	switch w.State(now) {
 	case store.WorkshopEnded:
-		return nil, joinErr(http.StatusGone, "the workshop %q has ended; its results are kept, but it takes no learners", w.Title)
+		return nil, joinErr(c, http.StatusGone, "errjoinended", "title", w.Title)
 	case store.WorkshopScheduled, store.WorkshopPreparing:
-		return nil, joinErr(http.StatusConflict, "the workshop %q has not started yet: it opens at %s; join then", w.Title, w.StartsAt.UTC().Format("2006-01-02 15:04 UTC"))
+		return nil, joinErr(c, http.StatusConflict, "errjoinlater", "title", w.Title, "at", w.StartsAt.UTC().Format("2006-01-02 15:04 UTC"))
 	}
 	return w, nil
 }
@@ -940,19 +943,19 @@ func (s *Server) join(c echo.Context, code, name string) (*store.Workshop, *stor
 	u := currentUser(c)
 	name = strings.TrimSpace(name)
 	if utf8.RuneCountInString(name) > 60 {
-		return nil, nil, nil, false, joinErr(http.StatusBadRequest, "the name can have at most 60 characters")
+		return nil, nil, nil, false, joinErr(c, http.StatusBadRequest, "errjoinnamelong")
 	}
 	var guest *store.Guest
 	switch {
 	case u == nil && !w.Guests:
-		return nil, nil, nil, false, joinErr(http.StatusUnauthorized, "the workshop %q needs an account: sign in (or sign up), then join with the code again", w.Title)
+		return nil, nil, nil, false, joinErr(c, http.StatusUnauthorized, "errjoinaccount", "title", w.Title)
 	case u == nil:
 		if name == "" {
-			return nil, nil, nil, false, joinErr(http.StatusBadRequest, `send your name ("name") as the instructor should see it`)
+			return nil, nil, nil, false, joinErr(c, http.StatusBadRequest, "errjoinname")
 		}
 		guest = &store.Guest{Email: s.guestEmail(c, w), Name: name}
 	case u.GuestWorkshop != 0 && u.GuestWorkshop != w.ID:
-		return nil, nil, nil, false, joinErr(http.StatusForbidden, "you are signed in as a guest of another workshop; a guest belongs to one workshop: sign out, then join this one")
+		return nil, nil, nil, false, joinErr(c, http.StatusForbidden, "errjoinotherguest")
 	default:
 		if name == "" {
 			name = u.Name
@@ -960,7 +963,7 @@ func (s *Server) join(c echo.Context, code, name string) (*store.Workshop, *stor
 		// Refused before a seat is taken: a session outside the workshop.
 		if active, err := s.store.ActiveLabSession(ctx, u.ID); err == nil && (active.WorkshopID == nil || *active.WorkshopID != w.ID) {
 			return nil, nil, nil, false, &apiErr{Status: http.StatusConflict,
-				Message: fmt.Sprintf("you have an active session of lab %s outside the workshop %q: end it (DELETE /api/sessions/%s), then join", active.LabID, w.Title, active.ID),
+				Message: msg(lang(c), "errjoinactive", "lab", s.labTitle(active.LabID, lang(c)), "title", w.Title, "id", active.ID),
 				Extra:   map[string]any{"activeSession": map[string]string{"id": active.ID.String(), "labId": active.LabID}}}
 		}
 	}
@@ -974,16 +977,16 @@ func (s *Server) join(c echo.Context, code, name string) (*store.Workshop, *stor
 		// guest, and its seat, are this one.
 		prev, perr := s.store.UserByEmail(ctx, guest.Email)
 		if perr != nil || prev.GuestWorkshop != w.ID {
-			return nil, nil, nil, false, joinErr(http.StatusConflict, "this browser joined as a guest already; reload the page")
+			return nil, nil, nil, false, joinErr(c, http.StatusConflict, "errjoinreload")
 		}
 		ln, _, joined, err = s.store.JoinWorkshop(ctx, w.ID, prev.ID, name, nil)
 		gu = prev
 	}
 	switch {
 	case errors.Is(err, store.ErrWorkshopFull):
-		return nil, nil, nil, false, joinErr(http.StatusConflict, "every seat of the workshop %q is taken (%d seats); ask the instructor", w.Title, w.Seats)
+		return nil, nil, nil, false, joinErr(c, http.StatusConflict, "errjoinfull", "title", w.Title, "seats", w.Seats)
 	case errors.Is(err, store.ErrWorkshopOver):
-		return nil, nil, nil, false, joinErr(http.StatusGone, "the workshop %q has ended; its results are kept, but it takes no learners", w.Title)
+		return nil, nil, nil, false, joinErr(c, http.StatusGone, "errjoinended", "title", w.Title)
 	case err != nil:
 		return nil, nil, nil, false, err
 	}
@@ -993,7 +996,7 @@ func (s *Server) join(c echo.Context, code, name string) (*store.Workshop, *stor
 	if joined {
 		s.log.Info("learner joined a workshop", "workshop", w.ID, "user", ln.UserID, "guest", gu != nil)
 	}
-	sess, err := s.workshopSession(ctx, w, u)
+	sess, err := s.workshopSession(ctx, w, u, lang(c))
 	s.learnerChanged(w.ID, u.ID)
 	return w, u, sess, gu != nil, err
 }
@@ -1013,7 +1016,7 @@ func (s *Server) guestEmail(c echo.Context, w *store.Workshop) string {
 // workshopSession returns the learner's active session of the workshop, or
 // starts one of the first of its labs they have not finished (with the
 // progress of their last session of it).
-func (s *Server) workshopSession(ctx context.Context, w *store.Workshop, u *store.User) (*store.LabSession, error) {
+func (s *Server) workshopSession(ctx context.Context, w *store.Workshop, u *store.User, lg string) (*store.LabSession, error) {
 	active := func() (*store.LabSession, error) {
 		a, err := s.store.ActiveLabSession(ctx, u.ID)
 		if err != nil {
@@ -1023,7 +1026,7 @@ func (s *Server) workshopSession(ctx context.Context, w *store.Workshop, u *stor
 			return a, nil
 		}
 		return nil, &apiErr{Status: http.StatusConflict,
-			Message: fmt.Sprintf("you have a seat in %q, and an active session of lab %s outside it: end that session (DELETE /api/sessions/%s), then join again", w.Title, a.LabID, a.ID),
+			Message: msg(lg, "errjoinactive", "lab", s.labTitle(a.LabID, lg), "title", w.Title, "id", a.ID),
 			Extra:   map[string]any{"activeSession": map[string]string{"id": a.ID.String(), "labId": a.LabID}}}
 	}
 	if a, err := active(); !errors.Is(err, store.ErrNotFound) {
@@ -1048,7 +1051,7 @@ func (s *Server) workshopSession(ctx context.Context, w *store.Workshop, u *stor
 		}
 	}
 	if l == nil {
-		return nil, apiError(http.StatusGone, "none of this workshop's labs is installed on this server any more; tell the instructor")
+		return nil, apiError(http.StatusGone, translate("errwsnolabs", lg))
 	}
 	sess, err := s.startInWorkshop(ctx, w, u.ID, l)
 	if errors.Is(err, store.ErrActiveSession) {
@@ -1150,7 +1153,7 @@ func (s *Server) workshopNext(w *SessionWorkshop, l *labs.Lab) *labs.Lab {
 // workshopStartOptions makes a start of lab part of a workshop the user has
 // a seat in and that is open and has the lab; a guest may start only their
 // workshop's labs.
-func (s *Server) workshopStartOptions(ctx context.Context, u *store.User, l *labs.Lab) ([]session.StartOption, error) {
+func (s *Server) workshopStartOptions(ctx context.Context, u *store.User, l *labs.Lab, lg string) ([]session.StartOption, error) {
 	ws, err := s.store.UserWorkshops(ctx, u.ID)
 	if err != nil {
 		return nil, err
@@ -1169,10 +1172,12 @@ func (s *Server) workshopStartOptions(ctx context.Context, u *store.User, l *lab
 		}
 	}
 	switch {
+	case u.GuestWorkshop != 0 && closed != nil && closed.Ended(now):
+		return nil, apiError(http.StatusGone, msg(lg, "errguestended", "title", closed.Title))
 	case u.GuestWorkshop != 0 && closed != nil:
-		return nil, apiError(http.StatusGone, fmt.Sprintf("the workshop %q is not open (it is %s): as its guest you can take its labs only while it is", closed.Title, closed.State(now)))
+		return nil, apiError(http.StatusConflict, msg(lg, "errguestnotyet", "title", closed.Title))
 	case u.GuestWorkshop != 0:
-		return nil, apiError(http.StatusForbidden, "as a guest of a workshop you can take its labs only; lab "+l.ID+" is not one of them")
+		return nil, apiError(http.StatusForbidden, msg(lg, "errguestotherlab", "lab", l.Title.In(lg)))
 	}
 	return nil, nil
 }
@@ -1218,8 +1223,11 @@ func (s *Server) apiJoin(c echo.Context) error {
 
 // SessionWorkshop is what a workshop session's page shows of its workshop.
 type SessionWorkshop struct {
-	ID        int64          `json:"id"`
-	Title     string         `json:"title"`
+	ID    int64  `json:"id"`
+	Title string `json:"title"`
+	// State is the workshop's: scheduled, preparing, open or ended. An
+	// ended one ended every session of it.
+	State     string         `json:"state"`
 	Broadcast *BroadcastView `json:"broadcast"`
 	Hand      bool           `json:"hand"`
 	Takeover  *TakeoverRef   `json:"takeover"`
@@ -1235,8 +1243,10 @@ func (s *Server) sessionWorkshop(ctx context.Context, sess *store.LabSession) *S
 	if err != nil {
 		return nil
 	}
-	out := &SessionWorkshop{ID: w.ID, Title: w.Title, Broadcast: broadcastView(w), Labs: w.LabIDs}
-	if ln, err := s.store.WorkshopLearner(ctx, w.ID, sess.UserID); err == nil {
+	out := &SessionWorkshop{ID: w.ID, Title: w.Title, State: w.State(time.Now()), Broadcast: broadcastView(w), Labs: w.LabIDs}
+	// A hand is raised for help in a running session; once it ended
+	// there is nothing to help with.
+	if ln, err := s.store.WorkshopLearner(ctx, w.ID, sess.UserID); err == nil && sess.State == store.SessionActive {
 		out.Hand = ln.HandAt != nil
 	}
 	if t := s.wsHub.takeover(sess.ID); t != nil {
@@ -1255,7 +1265,7 @@ func (s *Server) apiHand(c echo.Context) error {
 		return err
 	}
 	if sess.WorkshopID == nil {
-		return apiError(http.StatusConflict, "this session is not part of a workshop: there is nobody to ask")
+		return apiError(http.StatusConflict, translate("errhandnows", lang(c)))
 	}
 	var req handRequest
 	if err := bindJSON(c, &req); err != nil {
@@ -1275,7 +1285,7 @@ func (s *Server) apiEndTakeover(c echo.Context) error {
 		return err
 	}
 	if s.wsHub.endTakeovers(sess.ID, "learner") == 0 {
-		return apiError(http.StatusConflict, "nobody is typing in your terminal")
+		return apiError(http.StatusConflict, translate("errnotakeover", lang(c)))
 	}
 	return c.NoContent(http.StatusNoContent)
 }
@@ -1297,7 +1307,7 @@ func (s *Server) apiBroadcast(c echo.Context) error {
 	}
 	msg := strings.TrimSpace(req.Message)
 	if utf8.RuneCountInString(msg) > 1000 {
-		return apiError(http.StatusBadRequest, "a broadcast can have at most 1000 characters")
+		return apiError(http.StatusBadRequest, translate("errbroadcastlong", lang(c)))
 	}
 	ctx := c.Request().Context()
 	if err := s.store.SetBroadcast(ctx, w.ID, msg); err != nil {
@@ -1337,7 +1347,7 @@ func (s *Server) apiExtendWorkshop(c echo.Context) error {
 		}
 	}
 	if req.Minutes < 1 || req.Minutes > 24*60 {
-		return apiError(http.StatusBadRequest, `"minutes" must be from 1 to 1440`)
+		return apiError(http.StatusBadRequest, translate("errextendminutes", lang(c)))
 	}
 	n, err := s.store.ExtendWorkshopSessions(c.Request().Context(), w.ID, time.Duration(req.Minutes)*time.Minute)
 	if err != nil {
@@ -1358,7 +1368,7 @@ func (s *Server) apiResetLearner(c echo.Context) error {
 		return err
 	}
 	if w.Ended(time.Now()) {
-		return apiError(http.StatusGone, "the workshop has ended")
+		return apiError(http.StatusGone, translate("wsended", lang(c)))
 	}
 	var req resetRequest
 	if c.Request().ContentLength != 0 {
@@ -1369,7 +1379,7 @@ func (s *Server) apiResetLearner(c echo.Context) error {
 	ctx := c.Request().Context()
 	if _, err := s.store.WorkshopLearner(ctx, w.ID, id); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return apiError(http.StatusNotFound, "no such learner in this workshop")
+			return apiError(http.StatusNotFound, translate("errnolearner", lang(c)))
 		}
 		return err
 	}
@@ -1384,7 +1394,7 @@ func (s *Server) apiResetLearner(c echo.Context) error {
 		}
 	}
 	if last == nil {
-		return apiError(http.StatusConflict, "this learner has no session yet: nothing to reset")
+		return apiError(http.StatusConflict, translate("errresetnosession", lang(c)))
 	}
 	l, err := s.findLab(last.LabID)
 	if err != nil {
@@ -1398,8 +1408,7 @@ func (s *Server) apiResetLearner(c echo.Context) error {
 			for _, st := range l.Steps {
 				keys = append(keys, l.ID+"/"+st.ID)
 			}
-			return apiError(http.StatusBadRequest, fmt.Sprintf(`"fromStep" %.80q is not a step of lab %s, the learner's; send "" (reset all progress) or one of: %s`,
-				req.FromStep, l.ID, strings.Join(keys, ", ")))
+			return apiError(http.StatusBadRequest, msg(lang(c), "errresetstep", "step", fmt.Sprintf("%.80q", req.FromStep), "lab", l.ID, "steps", strings.Join(keys, ", ")))
 		}
 		for _, st := range l.Steps {
 			if st.ID == stepID {
@@ -1456,6 +1465,15 @@ func (s *Server) endWorkshop(ctx context.Context, w *store.Workshop, reason stri
 	sessions, err := s.store.WorkshopSessions(ctx, w.ID)
 	if err != nil {
 		return err
+	}
+	// Raised hands come down: the class is over, and the board keeps
+	// its results without them.
+	if learners, err := s.store.WorkshopLearners(ctx, w.ID); err == nil {
+		for _, ln := range learners {
+			if ln.HandAt != nil {
+				_ = s.store.SetHand(ctx, w.ID, ln.UserID, false)
+			}
+		}
 	}
 	var firstErr error
 	for _, sess := range sessions {

@@ -87,7 +87,7 @@ func (b *builder) assembleRootfs(ctx context.Context, root string, in Inputs, bi
 			return "", fmt.Errorf("kind's containerd config has no sandbox_image")
 		}
 		j := strings.Index(s[i+len(key):], `"`)
-		return s[:i+len(key)] + cp.Pause + s[i+len(key)+j:], nil
+		return s[:i+len(key)] + cp.Pause + s[i+len(key)+j:] + registryConfig, nil
 	}); err != nil {
 		return err
 	}
@@ -252,3 +252,13 @@ func editFile(path string, fn func(string) (string, error)) error {
 	}
 	return os.WriteFile(path, []byte(out), 0o644)
 }
+
+// registryConfig has the node's containerd read registry hosts and mirrors
+// from /etc/containerd/certs.d/<registry>/hosts.toml (containerd's hosts
+// format), where a lab, an operator or a learner can name a mirror or a
+// registry that speaks plain HTTP; with none there, pulls go to the
+// registry itself as before.
+const registryConfig = `
+[plugins."io.containerd.grpc.v1.cri".registry]
+  config_path = "/etc/containerd/certs.d"
+`

@@ -25,7 +25,7 @@ const KindVersion = "v0.33.0"
 
 // builderRevision changes whenever the build recipe changes in a way the
 // other inputs do not show, so old cached images are not mistaken for new.
-const builderRevision = 1
+const builderRevision = 2
 
 // Inputs is everything that decides the content of a node image. Its hash
 // names the image, so equal inputs reuse the image already built.

@@ -44,7 +44,7 @@ func (b *builder) importRootfs(ctx context.Context, root, ref string) error {
 // an image's /var into it took 10 s a node for these 830 MB (and a cp of them
 // at boot 7 s, two nodes at once). So at first boot podpath-node-setup copies
 // only containerd's small state into /var/lib/containerd and links each
-// snapshot and the blobs to the seed in the image: a committed snapshot is
+// snapshot and each blob to the seed in the image: a committed snapshot is
 // only ever an overlay lower layer, which may sit on Docker's overlayfs,
 // read-only to the node and shared (page cache too) by every node of the
 // host, while the containers' upper layers are made on /var as before. A

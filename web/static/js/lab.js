@@ -53,11 +53,13 @@
     if (!show) return;
     $("overlay-actions").hidden = true;
     $("overlay-error").hidden = true;
+    $("overlay-text").hidden = $("overlay-results").hidden = true;
+    $("overlay-home").hidden = $("stages").hidden = false;
     if (session.state === "ended") {
-      $("overlay-title").textContent = T.ended;
-      $("overlay-actions").hidden = false;
-      $("retry-btn").hidden = true;
-    } else if (sb.state === "failed") {
+      renderEnded();
+      return;
+    }
+    if (sb.state === "failed") {
       $("overlay-title").textContent = T.failedTitle;
       $("overlay-error").textContent = sb.error || "";
       $("overlay-error").hidden = false;
@@ -69,6 +71,25 @@
     $("overlay-queue").hidden = !sb.queuePosition;
     if (sb.queuePosition) $("overlay-queue").textContent = T.queued + " " + sb.queuePosition;
     renderStages(sb.progress || []);
+  }
+
+  // An ended session's overlay: its cluster is gone, so no stages. A
+  // session the workshop's end ended says the class is over, and what the
+  // learner can still do: see their results, and (with an account of their
+  // own, not a guest's) take labs as usual.
+  function renderEnded() {
+    const w = session.workshop;
+    const classOver = !!w && w.state === "ended";
+    const guest = root.dataset.guest === "true";
+    $("overlay-title").textContent = classOver ? T.classended : T.ended;
+    $("overlay-text").textContent = classOver ? fill(guest ? T.endedguest : T.endedlearner, { title: w.title || "" }) : "";
+    $("overlay-text").hidden = !classOver;
+    $("overlay-results").hidden = !classOver;
+    $("overlay-home").hidden = classOver && guest; // a guest has no labs left to go back to
+    $("overlay-actions").hidden = false;
+    $("retry-btn").hidden = true;
+    $("overlay-queue").hidden = true;
+    $("stages").hidden = true;
   }
 
   // Stages: the latest event of each stage, in the order they started.
@@ -154,20 +175,17 @@
       $("broadcast").hidden = $("takeover-banner").hidden = $("hand-note").hidden = true;
       return;
     }
+    const over = session.state !== "active";
     $("workshop-title").textContent = w.title || "";
-    const msg = w.broadcast && w.broadcast.message;
-    const box = $("broadcast");
-    if (msg && $("broadcast-text").textContent !== msg) {
-      // A new message: make it catch the eye once.
-      box.classList.remove("fresh");
-      void box.offsetWidth;
-      box.classList.add("fresh");
+    renderBroadcast(w.broadcast);
+    // A guest's next lab cannot start once the workshop ended.
+    $("end-next").hidden = w.state === "ended" && root.dataset.guest === "true";
+    // The hand is for help in a running session: gone once it ended.
+    $("hand-btn").hidden = over;
+    if (over) {
+      $("hand-note").hidden = $("takeover-banner").hidden = true;
+      return;
     }
-    box.hidden = !msg;
-    $("broadcast-text").textContent = msg || "";
-    const at = msg && w.broadcast.at ? new Date(w.broadcast.at) : null;
-    $("broadcast-at").textContent = at && !isNaN(at) ? at.toLocaleTimeString(lang === "zh" ? "zh-CN" : "en", { hour: "2-digit", minute: "2-digit" }) : "";
-    if (at && !isNaN(at)) $("broadcast-at").dateTime = w.broadcast.at;
     const raised = !!w.hand;
     const hb = $("hand-btn");
     hb.dataset.raised = String(raised);
@@ -178,6 +196,42 @@
     $("takeover-banner").hidden = !to;
     $("takeover-text").textContent = to ? fill(T.takeoverbanner, { name: to.instructor || "" }) : "";
   }
+
+  // The instructor's broadcast: a bar below the top bar, above the steps
+  // and the terminals, seen wherever the learner has scrolled. Hiding it
+  // hides this message (remembered in the browser); a new one shows again.
+  const broadcastSeen = "podpath-broadcast-hidden-" + sessionID;
+  // A message is its text and when it was sent, to the second (the event
+  // and the stored copy carry different fractions).
+  function broadcastSig(b) { return b && b.message ? Math.floor((Date.parse(b.at) || 0) / 1000) + "\n" + b.message : ""; }
+  function renderBroadcast(b) {
+    const msg = b && b.message;
+    const box = $("broadcast");
+    let hidden = "";
+    try { hidden = localStorage.getItem(broadcastSeen) || ""; } catch (e) { /* no storage: always shown */ }
+    const show = !!msg && broadcastSig(b) !== hidden;
+    if (show && (box.hidden || box.dataset.sig !== broadcastSig(b))) {
+      // A new message: make it catch the eye once.
+      box.classList.remove("fresh");
+      void box.offsetWidth;
+      box.classList.add("fresh");
+    }
+    box.dataset.sig = broadcastSig(b);
+    if (box.hidden === show) {
+      box.hidden = !show;
+      window.dispatchEvent(new Event("resize")); // the terminal gains or loses the bar's height
+    }
+    $("broadcast-text").textContent = msg || "";
+    const at = msg && b.at ? new Date(b.at) : null;
+    $("broadcast-at").textContent = at && !isNaN(at) ? at.toLocaleTimeString(lang === "zh" ? "zh-CN" : "en", { hour: "2-digit", minute: "2-digit" }) : "";
+    if (at && !isNaN(at)) $("broadcast-at").dateTime = b.at;
+  }
+  $("broadcast-close").addEventListener("click", () => {
+    const box = $("broadcast");
+    try { localStorage.setItem(broadcastSeen, box.dataset.sig || ""); } catch (e) { /* no storage */ }
+    box.hidden = true;
+    window.dispatchEvent(new Event("resize"));
+  });
 
   $("hand-btn").addEventListener("click", async () => {
     if (!session || !session.workshop) return;

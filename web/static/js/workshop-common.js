@@ -32,6 +32,13 @@
     return String(text).replace(/\{(\w+)\}/g, (m, k) => (k in values ? String(values[k]) : m));
   }
 
+  // plural fills the text for a count n ({n}), in its singular form
+  // (key + "_one") where the language has one and n is 1.
+  function plural(key, n, values) {
+    const k = n === 1 && T[key + "_one"] !== undefined ? key + "_one" : key;
+    return fill(T[k] || key, Object.assign({ n }, values || {}));
+  }
+
   // duration says a number of seconds the short way: 42 s, 5 min, 1 h 5 min.
   function duration(seconds) {
     const s = Math.max(0, Math.round(seconds));
@@ -82,5 +89,5 @@
     return T["wsstate" + state] || state || "";
   }
 
-  window.PodpathWS = { T, csrf, lang, api, fill, duration, when, clock, el, copyText, stateText };
+  window.PodpathWS = { T, csrf, lang, api, fill, plural, duration, when, clock, el, copyText, stateText };
 })();

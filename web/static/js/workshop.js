@@ -64,6 +64,14 @@
   }
 
   function renderClusters(c) {
+    if (c && workshop && workshop.state === "ended") {
+      // Every cluster of the class was deleted: nothing to wait for.
+      $("ws-ready").textContent = T.wsclustersended;
+      $("ws-ready").dataset.full = "ended";
+      $("ws-cluster-detail").textContent = $("ws-eta").textContent = "";
+      $("ws-capacity").hidden = true;
+      return;
+    }
     if (!c) {
       $("ws-ready").textContent = $("ws-cluster-detail").textContent = $("ws-eta").textContent = "";
       $("ws-capacity").hidden = true;
@@ -88,10 +96,20 @@
     ended = true;
     root.dataset.state = "ended";
     $("ws-ended").hidden = false;
+    if (workshop && workshop.state !== "ended") {
+      // The stream's "ended" says so before the next workshop view does.
+      workshop.state = "ended";
+      $("ws-state").textContent = W.stateText("ended");
+      $("ws-state").dataset.state = "ended";
+      renderClusters(workshop.clusters);
+    }
     document.querySelectorAll(".ws-needs-live, #ws-broadcast-msg").forEach((b) => { b.disabled = true; });
     for (const a of actions.values()) a.querySelectorAll("button, select").forEach((b) => { b.disabled = true; });
     if (es) { es.close(); es = null; }
     live("ended");
+    // The end lowered every hand and ended every session: the board once
+    // more, as it is now.
+    W.api("GET", base + "/board").then(setBoard).catch(() => {});
   }
 
   // ---- the board -------------------------------------------------------------
@@ -193,7 +211,7 @@
       if (r.takeover.since) f.title = W.clock(r.takeover.since);
       flags.appendChild(f);
     }
-    if (r.cluster && r.cluster !== "ready") flags.appendChild(W.el("span", "badge cluster", W.fill(T.wscluster, { state: r.cluster })));
+    if (r.cluster && r.cluster !== "ready") flags.appendChild(W.el("span", "badge cluster", W.fill(T.wscluster, { state: T["wscl_" + r.cluster] || r.cluster })));
     if (flags.childNodes.length) who.appendChild(flags);
     if (r.stuck && r.stuckWhy) who.appendChild(W.el("div", "stuck-why", r.stuckWhy));
     who.appendChild(actionsFor(r));
@@ -231,8 +249,8 @@
   function cellTitle(s, c) {
     const status = c.status || "pending";
     const lines = [s.title + ": " + (T[status === "failed" ? "failedcheck" : status] || status)];
-    if (c.attempts) lines.push(W.fill(T.wsattempts, { n: c.attempts }));
-    if (c.hints) lines.push(W.fill(T.wshints, { n: c.hints }));
+    if (c.attempts) lines.push(W.plural("wsattempts", c.attempts));
+    if (c.hints) lines.push(W.plural("wshints", c.hints));
     if (status === "failed" && c.check) lines.push(W.fill(T.wsfailedon, { check: c.check }));
     if (status === "failed" && c.observed) lines.push(W.fill(T.observed, { text: c.observed }));
     if (c.at) lines.push(W.when(c.at));
@@ -413,7 +431,7 @@
   $("ws-extend").addEventListener("click", (ev) => {
     act(ev.currentTarget, async () => {
       const r = await W.api("POST", base + "/extend", { minutes: 15 });
-      say(W.fill(T.wsextended, { n: (r && r.extended) || 0 }));
+      say(W.plural("wsextended", (r && r.extended) || 0));
     });
   });
 
