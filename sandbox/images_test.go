@@ -8,9 +8,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
-
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,7 +27,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/podpath/podpath/internal/dockercli"
 	"github.com/podpath/podpath/sandbox"
 	"github.com/podpath/podpath/sandbox/nodeimage"
 )
@@ -43,19 +43,30 @@ func imagesEnterANode(t *testing.T, m *sandbox.Manager, sb string, client kubern
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: registry.New(registry.Logger(nil))}
+	srv := &http.Server{Handler: registry.New(registry.Logger(log.New(io.Discard, "", 0)))}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	port := ln.Addr().(*net.TCPAddr).Port
 
-	// The tools image from the local Docker engine, plus a layer with a
-	// file only this run knows.
+	// The tools image as the node has it, plus a layer with a file only
+	// this run knows.
 	dir := t.TempDir()
 	saved := filepath.Join(dir, "tools.tar")
-	if err := dockercli.Run(ctx, "save", "-o", saved, nodeimage.ToolsImage); err != nil {
+	run(t, m, sb, "controlplane", "ctr -n k8s.io images export --platform linux/amd64 /tmp/tools.tar "+nodeimage.ToolsImage)
+	f, err := os.Create(saved)
+	if err != nil {
 		t.Fatal(err)
 	}
-	base, err := tarball.ImageFromPath(saved, nil)
+	code, err := m.Exec(ctx, sb, "controlplane", []string{"sh", "-c", "cat /tmp/tools.tar && rm /tmp/tools.tar"}, nil, f, nil)
+	f.Close()
+	if err != nil || code != 0 {
+		t.Fatalf("read the exported tools image: exit %d, %v", code, err)
+	}
+	tag, err := name.NewTag(nodeimage.ToolsImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := tarball.ImageFromPath(saved, &tag)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +121,7 @@ func imagesEnterANode(t *testing.T, m *sandbox.Manager, sb string, client kubern
 
 	// An image tarball imported with ctr, as a learner or a lab would.
 	imported, nonce2 := withNonce()
-	tag, err := name.NewTag("podpath.local/imported:" + nonce2[:8])
+	tag, err = name.NewTag("podpath.local/imported:" + nonce2[:8])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +130,7 @@ func imagesEnterANode(t *testing.T, m *sandbox.Manager, sb string, client kubern
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	code, err := m.Exec(ctx, sb, "node01", []string{"ctr", "-n", "k8s.io", "images", "import", "-"}, &tarBytes, &out, &out)
+	code, err = m.Exec(ctx, sb, "node01", []string{"ctr", "-n", "k8s.io", "images", "import", "-"}, &tarBytes, &out, &out)
 	if err != nil || code != 0 {
 		t.Fatalf("ctr images import on node01: exit %d, %v: %s", code, err, out.String())
 	}
