@@ -474,7 +474,7 @@
   function reveal(el) {
     const r = el.getBoundingClientRect();
     if (r.top >= 0 && r.bottom <= window.innerHeight) return;
-    el.scrollIntoView({ block: r.height > window.innerHeight * 0.8 ? "start" : "nearest", behavior: "smooth" });
+    el.scrollIntoView({ block: r.height > window.innerHeight * 0.8 ? "start" : "nearest" });
   }
   $("check-btn").addEventListener("click", () => attempt("check"));
   $("skip-btn").addEventListener("click", () => { if (confirm(T.skipconfirm)) attempt("solve"); });
