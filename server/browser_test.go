@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -250,13 +251,18 @@ func TestBrowser(t *testing.T) {
 
 	// A step's "run in terminal" button types its command in the right tab,
 	// stopping a program left running first (a watch would swallow it).
-	do(ctx, t,
-		browser.InsertText("sleep 600"),
-		browser.PressEnter(),
-	)
-	time.Sleep(500 * time.Millisecond)
+	typeLine("sleep 600")
+	for i := 0; onNode("controlplane", "tmux -L podpath display-message -p -t main '#{pane_current_command}'") != "sleep"; i++ {
+		if i == 50 {
+			t.Fatal("sleep 600 does not run in the controlplane shell")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	do(ctx, t, chromedp.Click(chromedp.CSS(`#step-body pre[data-node="controlplane"] .code-run`)))
 	poll(ctx, t, "the step command's output", term+`.innerText.includes("kube-scheduler.yaml")`, 30*time.Second)
+	if p := pane("controlplane"); !regexp.MustCompile(`sleep 600\n\^C\n[^\n]*# ls /etc/kubernetes/manifests\n`).MatchString(p) {
+		t.Errorf("the Run button did not stop sleep and type its command whole at the prompt:\n%s", p)
+	}
 
 	// Check judges the real cluster: nothing is done yet, so it fails with
 	// what it observed and a hint.
