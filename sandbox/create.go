@@ -204,9 +204,12 @@ func (m *Manager) Create(ctx context.Context, spec Spec, progress func(Event)) (
 // node names. kind reads the network from the process environment before it
 // starts any node ("Preparing nodes"), so the variable is held only until then.
 func (m *Manager) kindCreate(ctx context.Context, spec Spec, onStatus func(title string, done, failed bool)) error {
-	if err := os.MkdirAll(m.stateDir, 0o755); err != nil {
-		return fmt.Errorf("state folder: %w", err)
+	kubeconfig, err := m.prepareKindKubeconfig(spec.Name)
+	if err != nil {
+		return err
 	}
+	// Written by kind, read by nobody.
+	defer os.Remove(kubeconfig)
 	m.envMu.Lock()
 	var once sync.Once
 	release := func() { once.Do(m.envMu.Unlock) }
@@ -238,7 +241,7 @@ func (m *Manager) kindCreate(ctx context.Context, spec Spec, onStatus func(title
 			cluster.CreateWithNodeImage(spec.Image),
 			cluster.CreateWithRetain(spec.Retain),
 			cluster.CreateWithWaitForReady(0),
-			cluster.CreateWithKubeconfigPath(m.kindKubeconfig()),
+			cluster.CreateWithKubeconfigPath(kubeconfig),
 			cluster.CreateWithDisplayUsage(false),
 			cluster.CreateWithDisplaySalutation(false),
 		)

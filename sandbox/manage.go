@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 
@@ -132,9 +133,14 @@ func (m *Manager) Delete(ctx context.Context, name string) error {
 			}
 		}
 	}
-	if err := m.provider.Delete(kindName(name), m.kindKubeconfig()); err != nil {
+	kubeconfig, err := m.prepareKindKubeconfig(name)
+	if err != nil {
 		return fmt.Errorf("delete sandbox %s: %w", name, err)
 	}
+	if err := m.provider.Delete(kindName(name), kubeconfig); err != nil {
+		return fmt.Errorf("delete sandbox %s: %w", name, err)
+	}
+	os.Remove(kubeconfig)
 	if err := removeNetwork(ctx, name); err != nil {
 		return fmt.Errorf("delete network of sandbox %s: %w", name, err)
 	}

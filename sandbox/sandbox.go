@@ -104,8 +104,29 @@ func NewManager(opts ...Option) *Manager {
 // NodeImage is the image new sandboxes use by default.
 func (m *Manager) NodeImage() string { return m.image }
 
-func (m *Manager) kindKubeconfig() string {
-	return filepath.Join(m.stateDir, "kind-kubeconfig")
+// kindKubeconfig is the kubeconfig file kind writes a cluster into on
+// create and removes it from on delete, one per cluster. kind guards the
+// file with a lock file that fails at once when taken ("failed to lock
+// config file: ... file exists"): one file shared by every cluster made
+// concurrent creates and deletes (a class ending at once, two servers on one
+// host) fail each other. podpath never reads it: the admin kubeconfig comes
+// from the control plane itself (Kubeconfig).
+func (m *Manager) kindKubeconfig(name string) string {
+	return filepath.Join(m.stateDir, "kind", name+".kubeconfig")
+}
+
+// prepareKindKubeconfig makes the folder of name's kind kubeconfig and
+// removes a lock file a killed create or delete of the same cluster left
+// (only one create or delete of a cluster runs at a time).
+func (m *Manager) prepareKindKubeconfig(name string) (string, error) {
+	p := m.kindKubeconfig(name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return "", fmt.Errorf("state folder: %w", err)
+	}
+	if err := os.Remove(p + ".lock"); err != nil && !os.IsNotExist(err) {
+		return "", err
+	}
+	return p, nil
 }
 
 func envOr(key, def string) string {
