@@ -77,6 +77,31 @@ func walkText(v reflect.Value, field string) error {
 	return nil
 }
 
+// checkURLText refuses a request whose path (a join code, a session id,
+// a node) or query holds text Postgres would refuse, with a 400 that says
+// so, before any handler reads it: GET /join/%00AB answered 500.
+func checkURLText(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		bad := ""
+		for _, v := range c.ParamValues() {
+			if badText(v) != "" {
+				bad = "address"
+			}
+		}
+		for k, vs := range c.QueryParams() {
+			for _, v := range append([]string{k}, vs...) {
+				if badText(v) != "" {
+					bad = fmt.Sprintf("query's %.40q parameter", strings.ToValidUTF8(k, "?"))
+				}
+			}
+		}
+		if bad == "" {
+			return next(c)
+		}
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("the %s must be UTF-8 without NUL characters; correct the link and try again", bad))
+	}
+}
+
 // checkFormText refuses a form post (a page's form, not the JSON API) with
 // a field that is not UTF-8 or holds a NUL, before any handler reads it.
 func checkFormText(next echo.HandlerFunc) echo.HandlerFunc {

@@ -125,6 +125,7 @@ func (s *Server) routes() *echo.Echo {
 		ReferrerPolicy: "same-origin", ContentSecurityPolicy: contentSecurityPolicy,
 	}))
 	e.Use(s.authenticate)
+	e.Use(checkURLText)
 	e.Use(checkFormText)
 
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
