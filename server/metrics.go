@@ -12,6 +12,14 @@ type metrics struct {
 	terminals prometheus.Gauge
 }
 
+// countShells adds a gauge of the shells the server keeps (one per
+// session and node, kept across reloads).
+func (m *metrics) countShells(count func() int) {
+	m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "podpath_terminal_shells", Help: "Shells kept for learners' terminals (one per session and node).",
+	}, func() float64 { return float64(count()) }))
+}
+
 func newMetrics() *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),

@@ -104,6 +104,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.engine.OnEnd(func(id uuid.UUID) { s.wsHub.endTakeovers(id, "server") })
 	s.engine.OnEnd(s.terms.closeSession)
 	s.metrics.registry.MustRegister(s.engine.Metrics().Collectors()...)
+	s.metrics.countShells(s.terms.count)
 	if cfg.SSO() && len(cfg.OIDCAllowedDomains) == 0 {
 		d.Log.Warn("single sign-on takes any address the provider has verified: anyone it vouches for gets an account and clusters; set PODPATH_OIDC_ALLOWED_DOMAINS to your company's domains")
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -95,6 +96,13 @@ func (t *terminals) shell(ctx context.Context, sess *store.LabSession, sbName, n
 	}
 	tty, err := t.s.engine.Target(sbName).Attach(ctx, node, cols, rows)
 	if err != nil {
+		// No shell came of it: the slot goes, so failed attaches (a node
+		// name that is not there) leave nothing behind.
+		t.mu.Lock()
+		if t.shells[key] == slot && slot.sh == nil {
+			delete(t.shells, key)
+		}
+		t.mu.Unlock()
 		return nil, err
 	}
 	sh := terminal.New(tty)
@@ -178,6 +186,9 @@ func (s *Server) apiTerminal(c echo.Context) error {
 		return apiError(http.StatusConflict, fmt.Sprintf("the cluster is %s, not ready; open the terminal when it is", sb.State))
 	}
 	node := c.Param("node")
+	if !hasNode(sb.Nodes, node) {
+		return apiError(http.StatusNotFound, fmt.Sprintf("the cluster has no node %.40q", node))
+	}
 	sh, err := s.terms.shell(ctx, sess, sb.Name, node, cols, rows)
 	if err != nil {
 		return apiError(http.StatusNotFound, err.Error())
@@ -215,4 +226,21 @@ func (s *Server) foreground(sbName, node string) terminal.Foreground {
 		name, err := s.engine.Target(sbName).Foreground(ctx, node)
 		return name, err == nil
 	}
+}
+
+// count is how many shells the server keeps.
+func (t *terminals) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.shells)
+}
+
+// hasNode reports whether a sandbox's nodes (as stored) name node.
+func hasNode(raw json.RawMessage, node string) bool {
+	for _, n := range nodeViews(raw) {
+		if n.Alias == node {
+			return true
+		}
+	}
+	return false
 }

@@ -104,6 +104,9 @@ func (s *Server) apiWorkshopTerminal(c echo.Context) error {
 		return apiError(http.StatusConflict, msg(lang(c), "errwatchnotready", "name", ln.Name, "state", translate("wscl_"+sb.State, lang(c))))
 	}
 	node := c.Param("node")
+	if !hasNode(sb.Nodes, node) {
+		return apiError(http.StatusNotFound, fmt.Sprintf("the cluster has no node %.40q", node))
+	}
 	sh, err := s.terms.shell(ctx, sess, sb.Name, node, 80, 24)
 	if err != nil {
 		return apiError(http.StatusNotFound, err.Error())
