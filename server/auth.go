@@ -335,4 +335,7 @@ func (s *Server) logout(c echo.Context) {
 		_ = s.store.DeleteWebSession(c.Request().Context(), hashToken(strings.TrimPrefix(h, "Bearer ")))
 	}
 	c.SetCookie(&http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secure(c)})
+	// The browser's pre-session token goes too: a guest's identity is
+	// drawn from it, and the next person at this computer is not them.
+	c.SetCookie(&http.Cookie{Name: preSessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secure(c)})
 }

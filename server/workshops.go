@@ -973,14 +973,21 @@ func (s *Server) join(c echo.Context, code, name string) (*store.Workshop, *stor
 	}
 	ln, gu, joined, err := s.store.JoinWorkshop(ctx, w.ID, uid, name, guest)
 	if errors.Is(err, store.ErrGuestTaken) {
-		// The same browser joined a moment ago (a double click): that
-		// guest, and its seat, are this one.
 		prev, perr := s.store.UserByEmail(ctx, guest.Email)
-		if perr != nil || prev.GuestWorkshop != w.ID {
+		switch {
+		case perr != nil || prev.GuestWorkshop != w.ID:
 			return nil, nil, nil, false, joinErr(c, http.StatusConflict, "errjoinreload")
+		case time.Since(prev.CreatedAt) < guestDoubleJoin:
+			// The same browser joined a moment ago (a double click): that
+			// guest, and its seat, are this one.
+			ln, _, joined, err = s.store.JoinWorkshop(ctx, w.ID, prev.ID, name, nil)
+			gu = prev
+		default:
+			// The browser's earlier guest is someone else at the same
+			// computer, whose sign-in is gone: a guest of one's own.
+			guest.Email = s.randomGuestEmail()
+			ln, gu, joined, err = s.store.JoinWorkshop(ctx, w.ID, 0, name, guest)
 		}
-		ln, _, joined, err = s.store.JoinWorkshop(ctx, w.ID, prev.ID, name, nil)
-		gu = prev
 	}
 	switch {
 	case errors.Is(err, store.ErrWorkshopFull):
@@ -1005,13 +1012,21 @@ func (s *Server) join(c echo.Context, code, name string) (*store.Workshop, *stor
 // cookie when it has one, so that the same browser joining twice at once
 // (a double click) makes one guest, not two; random otherwise.
 func (s *Server) guestEmail(c echo.Context, w *store.Workshop) string {
-	id := strings.ToLower(randomToken(9))
 	if ck, err := c.Cookie(preSessionCookie); err == nil && len(ck.Value) == 32 {
 		sum := sha256.Sum256([]byte(fmt.Sprintf("podpath guest %d %s", w.ID, ck.Value)))
-		id = hex.EncodeToString(sum[:10])
+		return "guest-" + hex.EncodeToString(sum[:10]) + "@guests.podpath.invalid"
 	}
-	return "guest-" + id + "@guests.podpath.invalid"
+	return s.randomGuestEmail()
 }
+
+func (s *Server) randomGuestEmail() string {
+	return "guest-" + strings.ToLower(randomToken(9)) + "@guests.podpath.invalid"
+}
+
+// guestDoubleJoin is how long after a guest joined a join from the same
+// browser is taken for the same person (a double click, a reload of the
+// form's answer); later, it is someone else at the same computer.
+const guestDoubleJoin = 2 * time.Minute
 
 // workshopSession returns the learner's active session of the workshop, or
 // starts one of the first of its labs they have not finished (with the
