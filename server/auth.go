@@ -316,7 +316,7 @@ func (s *Server) signup(c echo.Context, email, name, password string) (*store.Us
 	if err != nil {
 		return nil, "", err
 	}
-	u, err := s.store.CreateUser(c.Request().Context(), email, name, hash, store.RoleLearner)
+	u, err := s.store.SignUp(c.Request().Context(), email, name, hash)
 	if errors.Is(err, store.ErrEmailTaken) {
 		return nil, "", apiError(http.StatusConflict, translate("erremailtaken", lang(c)))
 	}

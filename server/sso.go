@@ -347,11 +347,12 @@ func (s *Server) ssoAccount(ctx context.Context, id *ssoIdentity) (*store.User, 
 			if err := s.store.LinkIdentity(ctx, u.ID, id.issuer, id.subject, id.email); err != nil {
 				return nil, err
 			}
-			if s.cfg.AllowSignup && u.PasswordHash != "" {
-				// With sign-up open, anyone could have made this account
-				// with the address, and nobody checked it; the provider
-				// did. The password and every sign-in of it go, so whoever
-				// set them cannot follow the owner in.
+			if u.Origin == store.OriginSignup && u.PasswordHash != "" {
+				// Whoever signed up with the address (with sign-up open,
+				// now or ever) was never checked to own it; the provider
+				// did check. The password and every sign-in of it go, so
+				// whoever set them cannot follow the owner in. An admin's
+				// account keeps its password.
 				if err := s.store.DropPassword(ctx, u.ID); err != nil {
 					return nil, err
 				}

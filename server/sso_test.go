@@ -154,7 +154,8 @@ func TestSSOBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	linHash, _ := server.HashPassword("lin's own password")
-	lin, err := e.store.CreateUser(ctx0, "lin@example.com", "Lin", linHash, store.RoleLearner)
+	// Lin signed up herself (sign-up is open here).
+	lin, err := e.store.SignUp(ctx0, "lin@example.com", "Lin", linHash)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,8 +257,8 @@ func TestSSOBrowser(t *testing.T) {
 	}
 
 	// Linking: Lin had a password account; SSO signs into the same one.
-	// Sign-up is open on this server, so nobody verified who made that
-	// account: linking takes its password and ends its sign-ins.
+	// She made it by signing up, so nobody verified the address: linking
+	// takes its password and ends its sign-ins.
 	linAPI := newClient(t, e.url)
 	if r := linAPI.do("POST", "/api/login", map[string]string{"email": "lin@example.com", "password": "lin's own password"}); r.status != 200 {
 		t.Fatalf("Lin's password sign-in before SSO: %d %s", r.status, r.body)

@@ -34,7 +34,7 @@ func (s *Store) CreateSSOUser(ctx context.Context, email, name, issuer, subject 
 	var u *User
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		var err error
-		u, err = scanUser(tx.QueryRow(ctx, `INSERT INTO users (email, name, password_hash, role) VALUES ($1, $2, '', 'learner') RETURNING `+userColumns, email, name))
+		u, err = scanUser(tx.QueryRow(ctx, `INSERT INTO users (email, name, password_hash, role, origin) VALUES ($1, $2, '', 'learner', 'sso') RETURNING `+userColumns, email, name))
 		if err != nil {
 			return err
 		}

@@ -28,26 +28,46 @@ type User struct {
 	// for accounts): a guest signs in with its cookie only, and reaches
 	// that workshop's labs only.
 	GuestWorkshop int64 `json:"guestWorkshop,omitempty"`
+	// Origin is who made the account: OriginSignup, OriginAdmin,
+	// OriginSSO or OriginGuest.
+	Origin string `json:"-"`
 }
+
+// Who made an account.
+const (
+	OriginSignup = "signup" // the learner, by signing up: nobody verified the address
+	OriginAdmin  = "admin"  // an admin
+	OriginSSO    = "sso"    // a first single sign-on
+	OriginGuest  = "guest"  // joining a workshop as a guest
+)
 
 // ErrEmailTaken is returned when an account with the email exists.
 var ErrEmailTaken = errors.New("an account with this email exists")
 
-const userColumns = "id, email, name, password_hash, role, created_at, last_login_at, coalesce(guest_workshop_id, 0)"
+const userColumns = "id, email, name, password_hash, role, created_at, last_login_at, coalesce(guest_workshop_id, 0), origin"
 
 func scanUser(row interface{ Scan(...any) error }) (*User, error) {
 	var u User
-	if err := row.Scan(&u.ID, &u.Email, &u.Name, &u.PasswordHash, &u.Role, &u.CreatedAt, &u.LastLoginAt, &u.GuestWorkshop); err != nil {
+	if err := row.Scan(&u.ID, &u.Email, &u.Name, &u.PasswordHash, &u.Role, &u.CreatedAt, &u.LastLoginAt, &u.GuestWorkshop, &u.Origin); err != nil {
 		return nil, notFound(err)
 	}
 	return &u, nil
 }
 
-// CreateUser adds an account.
+// CreateUser adds an account an admin made.
 func (s *Store) CreateUser(ctx context.Context, email, name, passwordHash, role string) (*User, error) {
+	return s.createUser(ctx, email, name, passwordHash, role, OriginAdmin)
+}
+
+// SignUp adds the account a learner made by signing up.
+func (s *Store) SignUp(ctx context.Context, email, name, passwordHash string) (*User, error) {
+	return s.createUser(ctx, email, name, passwordHash, RoleLearner, OriginSignup)
+}
+
+func (s *Store) createUser(ctx context.Context, email, name, passwordHash, role, origin string) (*User, error) {
 	u, err := scanUser(s.pool.QueryRow(ctx,
-		`INSERT INTO users (email, name, password_hash, role) VALUES ($1, $2, $3, $4) RETURNING `+userColumns,
-		email, name, passwordHash, role))
+		`INSERT INTO users (email, name, password_hash, role, origin) VALUES ($1, $2, $3, $4, $5) RETURNING `+userColumns,
+		email, name, passwordHash, role, origin))
 	if isUniqueViolation(err, "users_email_key") {
 		return nil, ErrEmailTaken
 	}

@@ -196,8 +196,8 @@ func (s *Store) JoinWorkshop(ctx context.Context, workshopID, userID int64, name
 		}
 		if guest != nil {
 			var err error
-			u, err = scanUser(tx.QueryRow(ctx, `INSERT INTO users (email, name, password_hash, role, guest_workshop_id)
-				VALUES ($1, $2, '', 'learner', $3) RETURNING `+userColumns, guest.Email, guest.Name, workshopID))
+			u, err = scanUser(tx.QueryRow(ctx, `INSERT INTO users (email, name, password_hash, role, guest_workshop_id, origin)
+				VALUES ($1, $2, '', 'learner', $3, 'guest') RETURNING `+userColumns, guest.Email, guest.Name, workshopID))
 			if isUniqueViolation(err, "users_email_key") {
 				return ErrGuestTaken
 			}
