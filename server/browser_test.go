@@ -298,16 +298,40 @@ func TestBrowser(t *testing.T) {
 		poll(ctx, t, "step "+step, `document.querySelector('#step-list li.current') && document.querySelector('#step-list li.current').dataset.step === "`+step+`" && document.querySelectorAll("#step-body .code-run").length > 0`, 30*time.Second)
 		n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#step-body .code-run").length`))
 		for b := range n {
-			if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(`(document.querySelectorAll("#step-body .code-run")[%d].click(), true)`, b))); err != nil {
+			// The button's node and command, then the click; the next
+			// button waits until this command is done (the shell is back
+			// at its prompt), however slow the cluster is: a button sends
+			// Ctrl-C to whatever still runs. A watch (-w) never ends: the
+			// next button is meant to stop it.
+			code, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](fmt.Sprintf(`(() => { const b = document.querySelectorAll("#step-body .code-run")[%d], pre = b.closest("pre"); b.click(); return [pre.dataset.node || "controlplane", pre.querySelector("code").textContent]; })()`, b)))
+			if err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(4 * time.Second)
-		}
-		if answer, ok := answers[step]; ok {
-			do(ctx, t, chromedp.SetValue(chromedp.CSS(`#answer`), answer()))
+			if strings.Contains(code[1], " -w") {
+				time.Sleep(4 * time.Second)
+				continue
+			}
+			time.Sleep(300 * time.Millisecond)
+			for wait := 0; onNode(code[0], "tmux -L podpath display-message -p -t main '#{pane_current_command}'") != "bash"; wait++ {
+				if wait == 600 {
+					t.Fatalf("the command of button %d of step %s on %s did not end within a minute:\n%s", b, step, code[0], pane(code[0]))
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
 		}
 		passed := false
 		for try := 0; try < 4 && !passed; try++ {
+			// The answer read off the cluster, as the learner reads it off
+			// the terminal, at each try: kubelet may not have made the
+			// sandbox or the container yet.
+			if answer, ok := answers[step]; ok {
+				a := answer()
+				for wait := 0; a == "" && wait < 60; wait++ {
+					time.Sleep(2 * time.Second)
+					a = answer()
+				}
+				do(ctx, t, chromedp.SetValue(chromedp.CSS(`#answer`), a))
+			}
 			do(ctx, t, chromedp.Click(chromedp.CSS(`#check-btn`)))
 			poll(ctx, t, "the check of "+step, `document.querySelector("#check-btn").disabled === false && document.querySelector("#results").dataset.passed !== undefined && document.querySelectorAll("#results .result").length > 0`, 3*time.Minute)
 			passed, _ = chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector("#results").dataset.passed === "true"`))

@@ -72,6 +72,22 @@ func (tm *term) resize(cols, rows int) {
 	tm.conn.WriteMessage(websocket.TextMessage, b)
 }
 
+// read reads output for d.
+func (tm *term) read(d time.Duration) {
+	deadline := time.After(d)
+	for {
+		select {
+		case b, ok := <-tm.out:
+			if !ok {
+				return
+			}
+			tm.buf.Write(b)
+		case <-deadline:
+			return
+		}
+	}
+}
+
 // waitFor reads output until it contains want.
 func (tm *term) waitFor(want string, timeout time.Duration) string {
 	tm.t.Helper()
@@ -207,10 +223,19 @@ func TestLabSession(t *testing.T) {
 		tm.waitFor("42\r\n", 30*time.Second)
 		tm.send("hostname\r")
 		tm.waitFor("node01\r\n", 10*time.Second)
+		// The resize reaches the shell (through tmux) on its own time: ask
+		// until the shell says the new size.
 		tm.resize(100, 30)
-		time.Sleep(200 * time.Millisecond)
-		tm.send("stty size\r")
-		tm.waitFor("30 100", 10*time.Second)
+		for try := 0; ; try++ {
+			tm.send("stty size\r")
+			tm.read(time.Second)
+			if strings.Contains(tm.buf.String(), "30 100") {
+				break
+			}
+			if try == 20 {
+				t.Fatalf("the shell never saw the resize to 100x30:\n%s", tm.buf.String())
+			}
+		}
 		tm.send("echo marker-$((40+2))\r")
 		tm.waitFor("marker-42", 10*time.Second)
 		tm.conn.Close()
@@ -324,7 +349,18 @@ func TestLabSession(t *testing.T) {
 		}
 		tm.waitFor("root@controlplane:~# ", 90*time.Second)
 		tm.send("export X=41; sleep 20; echo sl''ept-$((X*0+7))\r")
-		time.Sleep(2 * time.Second)
+		// Killed once the command runs in the shell, not after a guess.
+		for wait := 0; ; wait++ {
+			var out strings.Builder
+			mgr.Exec(context.Background(), sess.Sandbox.Name, "controlplane", []string{"tmux", "-L", "podpath", "display-message", "-p", "-t", "main", "#{pane_current_command}"}, nil, &out, nil)
+			if strings.TrimSpace(out.String()) == "sleep" {
+				break
+			}
+			if wait == 300 {
+				t.Fatalf("the command does not run in the shell: %q", out.String())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 		p.kill()
 		tm.conn.Close()
 
