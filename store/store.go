@@ -157,3 +157,19 @@ func wrap(op string, err error) error {
 	}
 	return fmt.Errorf("store: %s: %w", op, err)
 }
+
+// ListenConn is a connection of its own, out of the pool, for LISTEN (the
+// bus): a pooled connection may be handed to others or closed by the pool.
+func (s *Store) ListenConn(ctx context.Context) (*pgx.Conn, error) {
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.Hijack(), nil
+}
+
+// Notify sends a notification on channel.
+func (s *Store) Notify(ctx context.Context, channel, payload string) error {
+	_, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, payload)
+	return err
+}
