@@ -119,6 +119,12 @@ type Deps struct {
 	Sandboxes Sandboxes
 	Labs      []*labs.Lab
 	Log       *slog.Logger
+	// Events carry sessions' events to lab pages; nil: in this process
+	// only, ended by Close. Given ones outlive the engine.
+	Events Events
+	// metrics outlive the engine when set (one per replica, fed by each
+	// engine it runs).
+	metrics *Metrics
 }
 
 // Engine runs lab sessions.
@@ -128,7 +134,8 @@ type Engine struct {
 	sandboxes Sandboxes
 	labs      []*labs.Lab
 	log       *slog.Logger
-	hub       *hub
+	events    Events
+	ownEvents bool // made here: Close ends them
 	capacity  *capacity
 	metrics   *Metrics
 	pool      *pool
@@ -159,9 +166,15 @@ func New(cfg Config, d Deps) *Engine {
 	}
 	e := &Engine{
 		cfg: cfg, store: d.Store, sandboxes: d.Sandboxes, labs: d.Labs, log: d.Log,
-		hub:      newHub(),
+		events:   d.Events,
 		capacity: newCapacity(cfg.CapacityCPU, cfg.CapacityMemory, cfg.ProvisionConcurrency),
-		metrics:  newMetrics(),
+		metrics:  d.metrics,
+	}
+	if e.metrics == nil {
+		e.metrics = newMetrics()
+	}
+	if e.events == nil {
+		e.events, e.ownEvents = newHub(), true
 	}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	e.writes = &writes{e: e, latest: map[string]uint64{}, pending: map[string]stateWrite{}, deletes: map[string]*ticket{}}
@@ -278,13 +291,15 @@ func (e *Engine) Run(ctx context.Context) {
 // for the engine's goroutines. Interrupted provisioning starts over at the
 // next Open.
 func (e *Engine) Close() {
-	e.hub.close()
+	if e.ownEvents {
+		e.events.Close()
+	}
 	e.cancel()
 	e.wg.Wait()
 }
 
 // Subscribe returns the session's events; the channel closes at shutdown.
-func (e *Engine) Subscribe(id uuid.UUID) (<-chan Event, func()) { return e.hub.subscribe(id) }
+func (e *Engine) Subscribe(id uuid.UUID) (<-chan Event, func()) { return e.events.Subscribe(id) }
 
 // QueuePosition is the 1-based position of a sandbox waiting for room, or 0.
 func (e *Engine) QueuePosition(sandboxName string) int { return e.capacity.position(sandboxName) }
@@ -296,7 +311,7 @@ func (e *Engine) Usage() Usage { return e.capacity.usage() }
 func (e *Engine) Target(sandboxName string) Target { return e.sandboxes.Target(sandboxName) }
 
 func (e *Engine) publish(id uuid.UUID, typ string, data any) {
-	e.hub.publish(id, Event{Type: typ, Data: data})
+	e.events.Publish(id, typ, data)
 }
 
 func (e *Engine) goBackground(fn func()) {

@@ -129,11 +129,20 @@ func (s *Store) StepStatuses(ctx context.Context, labSession uuid.UUID) (map[str
 
 // LastAttempt returns the latest attempt at a step with its results.
 func (s *Store) LastAttempt(ctx context.Context, labSession uuid.UUID, stepID string) (*Attempt, error) {
+	return s.attemptWhere(ctx, `lab_session_id = $1 AND step_id = $2 ORDER BY id DESC LIMIT 1`, labSession, stepID)
+}
+
+// AttemptByID returns an attempt with its results.
+func (s *Store) AttemptByID(ctx context.Context, id int64) (*Attempt, error) {
+	return s.attemptWhere(ctx, `id = $1`, id)
+}
+
+func (s *Store) attemptWhere(ctx context.Context, where string, args ...any) (*Attempt, error) {
 	var a Attempt
 	var ms int64
 	err := s.pool.QueryRow(ctx, `
 		SELECT id, lab_session_id, step_id, kind, passed, answer, error, duration_ms, created_at
-		FROM check_attempts WHERE lab_session_id = $1 AND step_id = $2 ORDER BY id DESC LIMIT 1`, labSession, stepID).
+		FROM check_attempts WHERE `+where, args...).
 		Scan(&a.ID, &a.LabSessionID, &a.StepID, &a.Kind, &a.Passed, &a.Answer, &a.Error, &ms, &a.CreatedAt)
 	if err != nil {
 		return nil, notFound(err)
