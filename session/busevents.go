@@ -138,6 +138,8 @@ func (b *busEvents) event(m bus.Message) (Event, bool) {
 func (b *busEvents) Close() { b.stop() }
 
 // the in-process hub is Events too.
-func (h *hub) Publish(id uuid.UUID, typ string, data any) { h.publish(id, Event{Type: typ, Data: data}) }
+func (h *hub) Publish(id uuid.UUID, typ string, data any) {
+	h.publish(id, Event{Type: typ, Data: data})
+}
 func (h *hub) Subscribe(id uuid.UUID) (<-chan Event, func()) { return h.subscribe(id) }
-func (h *hub) Close()                                       { h.close() }
+func (h *hub) Close()                                        { h.close() }

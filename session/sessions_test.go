@@ -55,7 +55,6 @@ func (m *member) stop() {
 	<-m.done
 }
 
-
 // Two replicas on one database: one leads; a session started, checked and
 // ended through the other runs on the leader's engine, and the lab page's
 // events reach a subscriber on either. When the leader stops, the other
@@ -157,4 +156,3 @@ func TestNoLeader(t *testing.T) {
 		t.Errorf("a start with no leader: %v after %s", err, time.Since(start))
 	}
 }
-
