@@ -57,6 +57,26 @@ fi
 exec bash -l`}
 }
 
+// WatchCommand attaches one more client to the learner's shell on a node,
+// for an instructor watching (read-only) or taking over (control): a tmux
+// client that ignores its own size, so the instructor's window never
+// resizes the learner's screen. It fails where no keeper runs (a node
+// image without tmux): there is no shell to share.
+func WatchCommand(session string, control bool) []string {
+	flags := "ignore-size,read-only"
+	if control {
+		flags = "ignore-size"
+	}
+	return []string{"sh", "-c", `command -v tmux >/dev/null 2>&1 && [ -f /etc/podpath/tmux.conf ] || { echo "this node has no shell keeper (tmux): the learner's shell cannot be shared" >&2; exit 3; }
+exec tmux -L podpath -f /etc/podpath/tmux.conf attach-session -t ` + session + ` -f ` + flags}
+}
+
+// Watch attaches to the learner's shell on a node as a watcher (see
+// WatchCommand), on a terminal of the given size.
+func (t *Target) Watch(ctx context.Context, node string, control bool, cols, rows uint16) (*dockercli.TTY, error) {
+	return t.Terminal(ctx, node, WatchCommand(KeeperSession, control), cols, rows)
+}
+
 // Attach starts the learner's shell on a node (in its keeper; see
 // KeeperCommand) on a terminal the Docker engine makes, reached through the
 // Engine API: no docker CLI process and no local pty per terminal.

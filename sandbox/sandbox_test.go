@@ -254,6 +254,10 @@ func TestSandbox(t *testing.T) {
 		}
 	})
 
+	t.Run("watchers share the learner's shell without resizing it", func(t *testing.T) {
+		watchersShareTheShell(t, m, name)
+	})
+
 	t.Run("images enter a node: pulled from a registry, imported with ctr", func(t *testing.T) {
 		imagesEnterANode(t, m, name, client)
 	})
