@@ -16,6 +16,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/podpath/podpath/app"
 	"github.com/podpath/podpath/labs"
 	"github.com/podpath/podpath/sandbox"
 	"github.com/podpath/podpath/server"
@@ -127,7 +128,7 @@ func clickToPrompt(ctx context.Context, dbURL string, o PoolOptions, pooled bool
 		return nil, problems
 	}
 	mgr := sandbox.NewManager()
-	srv, err := server.New(cfg, server.Deps{Store: st, Sandboxes: session.Manager(mgr), Labs: all, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	srv, err := app.New(cfg, app.Deps{Store: st, Sandboxes: session.Manager(mgr), Labs: all, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		return nil, err
 	}

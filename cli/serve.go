@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/podpath/podpath/app"
 	"github.com/podpath/podpath/labs"
 	"github.com/podpath/podpath/sandbox"
 	"github.com/podpath/podpath/server"
@@ -46,7 +48,7 @@ func serveCmd() *cobra.Command {
 			}
 			defer st.Close()
 			mgr := sandbox.NewManager(sandbox.WithNodeImage(cfg.NodeImage), sandbox.WithLogger(log.With("component", "sandbox")))
-			srv, err := server.New(cfg, server.Deps{Store: st, Sandboxes: session.Manager(mgr), Labs: all, Tracks: tracks, Log: log})
+			srv, err := app.New(cfg, app.Deps{Store: st, Sandboxes: session.Manager(mgr), Labs: all, Tracks: tracks, Log: log, Version: version()})
 			if err != nil {
 				return err
 			}
@@ -295,4 +297,19 @@ func userCmd() *cobra.Command {
 	_ = roleCmd.MarkFlagRequired("role")
 	cmd.AddCommand(roleCmd)
 	return cmd
+}
+
+// version names this build to the other replicas: the module version, or
+// the commit it was built from.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			return s.Value[:12]
+		}
+	}
+	return info.Main.Version
 }

@@ -687,9 +687,23 @@ func (s *Server) apiEvents(c echo.Context) error {
 		select {
 		case <-c.Request().Context().Done():
 			return nil
+		case <-s.closing:
+			return nil // the server is shutting down
 		case e, ok := <-events:
 			if !ok {
 				return nil // the server is shutting down
+			}
+			if e.Type == session.EventResync {
+				// Events may have been lost between replicas: the whole
+				// session again.
+				fresh, err := s.store.LabSession(c.Request().Context(), sess.ID)
+				if err != nil {
+					return nil
+				}
+				if view, err = s.sessionView(c, fresh); err != nil || write("session", view) != nil {
+					return nil
+				}
+				continue
 			}
 			e = eventView(e, lang(c))
 			if err := write(e.Type, e.Data); err != nil {

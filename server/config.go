@@ -72,6 +72,10 @@ type Config struct {
 	// the pool; HealthInterval how often it asks Docker about each cluster.
 	ReapInterval   time.Duration
 	HealthInterval time.Duration
+	// LeaseTTL is how long the engine lease of the leading replica lasts
+	// without a renewal: another replica takes over this long after the
+	// leader died (PODPATH_LEASE_TTL).
+	LeaseTTL time.Duration
 
 	// TrustedProxies are the CIDRs (or addresses) of reverse proxies whose
 	// X-Forwarded-For, X-Real-IP and X-Forwarded-Proto headers are believed.
@@ -148,6 +152,7 @@ func DefaultConfig() Config {
 		SessionTTL:           14 * 24 * time.Hour,
 		ReapInterval:         5 * time.Second,
 		HealthInterval:       15 * time.Second,
+		LeaseTTL:             10 * time.Second,
 		HTTPReadTimeout:      time.Minute,
 		HTTPWriteTimeout:     2 * time.Minute,
 		HTTPIdleTimeout:      2 * time.Minute,
@@ -197,6 +202,7 @@ var EnvVars = [][3]string{
 	{"PODPATH_PASSWORD_LOGIN", "true", "false turns off password sign-in and sign-up for everyone (admins too): single sign-on only"},
 	{"PODPATH_WEBHOOK_BACKOFF", "2s", "wait after a webhook delivery's first failure, doubled after each further one (at most 1h)"},
 	{"PODPATH_WEBHOOK_MAX_ATTEMPTS", "12", "attempts a webhook delivery gets before it is marked failed"},
+	{"PODPATH_LEASE_TTL", "10s", "with several replicas: how long after the leading replica died another takes its work over (docs/SCALING.md)"},
 }
 
 func (c *Config) applyEnv(get func(string) string) {
@@ -284,6 +290,7 @@ func (c *Config) applyEnv(get func(string) string) {
 	boolean("PODPATH_PASSWORD_LOGIN", &c.PasswordLogin)
 	dur("PODPATH_WEBHOOK_BACKOFF", &c.WebhookBackoff)
 	integer("PODPATH_WEBHOOK_MAX_ATTEMPTS", &c.WebhookMaxAttempts)
+	dur("PODPATH_LEASE_TTL", &c.LeaseTTL)
 }
 
 // trustedProxies parses TrustedProxies; a bare address is a /32 (or /128).
@@ -320,7 +327,12 @@ func (c *Config) Validate() error {
 	if len(c.envProblems) > 0 {
 		return errors.New(strings.Join(c.envProblems, "; "))
 	}
+	if c.LeaseTTL == 0 {
+		c.LeaseTTL = 10 * time.Second
+	}
 	switch {
+	case c.LeaseTTL < time.Second:
+		return fmt.Errorf("PODPATH_LEASE_TTL=%s is too short: at least 1s (default 10s)", c.LeaseTTL)
 	case c.IdleTimeout <= 0 || c.MaxLifetime <= 0:
 		return fmt.Errorf("idle timeout and maximum lifetime must be positive")
 	case c.HibernateAfter <= 0 || c.HibernateAfter >= c.IdleTimeout:

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/podpath/podpath/app"
 	"github.com/podpath/podpath/internal/fakesandbox"
 	"github.com/podpath/podpath/internal/testenv"
 	"github.com/podpath/podpath/labs"
-	"github.com/podpath/podpath/server"
 	"github.com/podpath/podpath/store"
 )
 
@@ -81,7 +81,7 @@ func TestStartWithDockerDown(t *testing.T) {
 	all, _ := labs.Builtin()
 	logs := &lockedWriter{b: &strings.Builder{}}
 	log := slog.New(slog.NewTextHandler(logs, nil))
-	srv, err := server.New(cfg, server.Deps{Store: st, Sandboxes: fake, Labs: all, Log: log})
+	srv, err := app.New(cfg, app.Deps{Store: st, Sandboxes: fake, Labs: all, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/podpath/podpath/app"
 	"github.com/podpath/podpath/internal/testenv"
 	"github.com/podpath/podpath/labs"
 	"github.com/podpath/podpath/sandbox"
@@ -76,7 +77,7 @@ func startServer(t *testing.T, cfg server.Config, mgr session.Sandboxes) *env {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	srv, err := server.New(cfg, server.Deps{Store: st, Sandboxes: mgr, Labs: all, Tracks: tracks, Log: log})
+	srv, err := app.New(cfg, app.Deps{Store: st, Sandboxes: mgr, Labs: all, Tracks: tracks, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ type Server struct {
 	tracks  []*labs.Track
 	echo    *echo.Echo
 	log     *slog.Logger
-	engine  *session.Engine
+	engine  *session.Sessions
 	metrics *metrics
 	md      *markdown
 	pages   *pages
@@ -49,15 +49,16 @@ type Server struct {
 	closeOnce sync.Once
 
 	dummyHash []byte
-	ready     bool
-	readyMu   sync.Mutex
 }
 
-// Deps are what the server is built from.
+// Deps are what the server is built from (package app composes them).
 type Deps struct {
-	Store     *store.Store
-	Sandboxes session.Sandboxes
-	Labs      []*labs.Lab
+	Store *store.Store
+	// Sessions is the session engine, wherever it runs among the replicas.
+	Sessions *session.Sessions
+	// Hooks sends webhook events (the outbox's dispatcher).
+	Hooks *webhooks.Dispatcher
+	Labs  []*labs.Lab
 	// Tracks are the tracks the home page and GET /api/tracks show; nil
 	// is none. Their labs should be among Labs (labs.CatalogTracks checks).
 	Tracks []*labs.Track
@@ -92,15 +93,11 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s.pages = pg
 	s.terms = newTerminals(s)
-	s.hooks = webhooks.New(d.Store, nil, d.Log, webhooks.Options{Backoff: cfg.WebhookBackoff, MaxAttempts: cfg.WebhookMaxAttempts})
-	s.engine = session.New(session.Config{
-		NodeImage: cfg.NodeImage, CapacityCPU: cfg.CapacityCPU, CapacityMemory: cfg.CapacityMemory,
-		ProvisionConcurrency: cfg.ProvisionConcurrency, IdleTimeout: cfg.IdleTimeout, MaxLifetime: cfg.MaxLifetime,
-		HibernateAfter: cfg.HibernateAfter, WarnBefore: cfg.WarnBefore, WarmPool: cfg.WarmPool,
-		ReapInterval: cfg.ReapInterval, HealthInterval: cfg.HealthInterval,
-	}, session.Deps{Store: d.Store, Sandboxes: d.Sandboxes, Labs: d.Labs, Log: d.Log})
+	s.hooks = d.Hooks
+	s.engine = d.Sessions
 	// Take-overs first, so that their records say the server ended them
-	// and not the instructor whose socket the closing shell ends.
+	// and not the instructor whose socket the closing shell ends. A
+	// session ended on any replica closes what this one holds of it.
 	s.engine.OnEnd(func(id uuid.UUID) { s.wsHub.endTakeovers(id, "server") })
 	s.engine.OnEnd(s.terms.closeSession)
 	s.metrics.registry.MustRegister(s.engine.Metrics().Collectors()...)
@@ -261,13 +258,11 @@ func (s *Server) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 // Handler is the server's HTTP handler (for tests).
 func (s *Server) Handler() http.Handler { return s.echo }
 
-// Run serves until ctx ends. It finds the clusters of active sessions first
-// (while Docker does not answer it says so, changes nothing, serves
-// /readyz as not ready, and tries again every few seconds), then reaps.
-// At the end it shuts down gracefully: event streams end at once, requests
-// in flight finish, and clusters being created are cancelled (they start
-// over at the next start).
-func (s *Server) Run(ctx context.Context, ln net.Listener) error {
+// Serve serves HTTP until ctx ends (package app runs the engine, the
+// event bus and the webhook dispatcher beside it). At the end it shuts down
+// gracefully: event streams and terminals end at once, requests in flight
+// finish.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	var metricsSrv *http.Server
 	if s.cfg.MetricsListen != "" {
 		mln, err := net.Listen("tcp", s.cfg.MetricsListen)
@@ -287,37 +282,13 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	srv := s.newHTTPServer(s.echo)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	// Webhook deliveries need only the database: they start at once
-	// (sending what a stopped server left in the outbox) and stop after
-	// the last request has written its events.
-	hooksCtx, stopHooks := context.WithCancel(context.WithoutCancel(ctx))
-	hooksDone := make(chan struct{})
-	go func() { s.hooks.Run(hooksCtx); close(hooksDone) }()
-	defer func() { stopHooks(); <-hooksDone }()
-	if err := s.store.EndOpenTakeovers(ctx); err != nil {
-		s.log.Warn("close take-over records a stopped server left open", "err", err)
-	}
-	opened := make(chan error, 1)
-	go func() { opened <- s.open(ctx) }()
 	var err error
 	select {
 	case err = <-errc:
-	case err = <-opened:
-		if err == nil {
-			s.setReady(true)
-			go s.engine.Run(ctx)
-			go s.runWorkshops(ctx)
-			select {
-			case err = <-errc:
-			case <-ctx.Done():
-			}
-		}
 	case <-ctx.Done():
 	}
-	s.setReady(false)
 	s.log.Info("shutting down: finishing requests in flight")
 	s.closeOnce.Do(func() { close(s.closing) })
-	s.engine.Close() // ends event streams, cancels provisioning
 	s.wsHub.endAllTakeovers("server")
 	s.terms.closeAll()
 	shutCtx, done := context.WithTimeout(context.Background(), 20*time.Second)
@@ -335,41 +306,30 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-// open opens the engine, trying again while Docker does not answer.
-func (s *Server) open(ctx context.Context) error {
-	for {
-		err := s.engine.Open(ctx)
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, session.ErrUnavailable) {
-			return fmt.Errorf("find the clusters of active sessions: %w", err)
-		}
-		s.log.Error("not ready", "why", err.Error())
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(s.cfg.ReapInterval):
-		}
+// RunWorkshops runs the workshop ticker (prepared clusters, ends, stray
+// sessions) until ctx ends: work for the leading replica only. It first
+// closes the take-over records a stopped server left open.
+func (s *Server) RunWorkshops(ctx context.Context) {
+	if err := s.store.EndOpenTakeovers(ctx); err != nil {
+		s.log.Warn("close take-over records a stopped server left open", "err", err)
 	}
-}
-
-func (s *Server) setReady(v bool) {
-	s.readyMu.Lock()
-	s.ready = v
-	s.readyMu.Unlock()
+	s.runWorkshops(ctx)
 }
 
 func (s *Server) readyz(c echo.Context) error {
-	s.readyMu.Lock()
-	ready := s.ready
-	s.readyMu.Unlock()
-	// Why it is not ready goes to the log, not to whoever asks.
-	if !ready {
-		return c.String(http.StatusServiceUnavailable, "not ready\n")
-	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second)
 	defer cancel()
+	// Ready once this replica leads with its engine open (its clusters
+	// found), or another replica leads. Why not goes to the log, not to
+	// whoever asks.
+	select {
+	case <-s.closing:
+		return c.String(http.StatusServiceUnavailable, "not ready\n")
+	default:
+	}
+	if !s.engine.Ready(ctx) {
+		return c.String(http.StatusServiceUnavailable, "not ready\n")
+	}
 	if err := s.store.Ping(ctx); err != nil {
 		s.log.Warn("not ready: the database does not answer", "err", err)
 		return c.String(http.StatusServiceUnavailable, "not ready\n")

@@ -11,9 +11,12 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/podpath/podpath/bus"
 	"github.com/podpath/podpath/internal/fakesandbox"
 	"github.com/podpath/podpath/internal/testenv"
 	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/replica"
+	"github.com/podpath/podpath/session"
 	"github.com/podpath/podpath/store"
 	"github.com/podpath/podpath/webhooks"
 )
@@ -38,7 +41,10 @@ func TestAttemptEvents(t *testing.T) {
 	lab := testLab("three", 1, "a", "b", "c")
 	one := testLab("one", 2, "x")
 	track := &labs.Track{ID: "both", Title: labs.Text{"en": "Both", "zh": "两个"}, Labs: []string{"three", "one"}}
-	s, err := New(cfg, Deps{Store: st, Sandboxes: fakesandbox.New(), Labs: []*labs.Lab{lab, one}, Tracks: []*labs.Track{track}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	rep := replica.New(st, "test", 0, log)
+	sessions := session.NewSessions(session.Config{}, session.Deps{Store: st, Sandboxes: fakesandbox.New(), Labs: []*labs.Lab{lab, one}, Log: log}, bus.New(st, rep.ID.String(), log), rep)
+	s, err := New(cfg, Deps{Store: st, Sessions: sessions, Hooks: webhooks.New(st, nil, log, webhooks.Options{}), Labs: []*labs.Lab{lab, one}, Tracks: []*labs.Track{track}, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,6 +37,7 @@ type Sessions struct {
 
 	mu      sync.RWMutex
 	local   *Engine // while this replica leads and its engine is open
+	openErr error   // while it leads and the engine cannot open yet
 	leading []func(ctx context.Context)
 	onEnd   []func(uuid.UUID)
 
@@ -82,6 +83,15 @@ func (s *Sessions) engine() *Engine {
 	return s.local
 }
 
+// leaderError is why this replica, leading, cannot run a request yet (its
+// engine is finding its clusters; Docker does not answer); nil when it
+// does not lead or can.
+func (s *Sessions) leaderError() error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.openErr
+}
+
 // Leader reports whether this replica runs the engine now.
 func (s *Sessions) Leader() bool { return s.engine() != nil }
 
@@ -103,6 +113,22 @@ func (s *Sessions) Run(ctx context.Context) {
 func (s *Sessions) lead(ctx context.Context, epoch int64) {
 	e := New(s.cfg, Deps{Store: s.deps.Store, Sandboxes: s.deps.Sandboxes, Labs: s.deps.Labs, Log: s.log, Events: s.deps.Events, metrics: s.metrics})
 	defer e.Close()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	s.setOpen(nil, errorf(ErrUnavailable, "the server is finding its clusters; try again in a moment"))
+	defer s.setOpen(nil, nil)
+	// Requests are answered from the start of the term: with why the
+	// engine cannot run them yet, until it can.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		serveRPC(ctx, s.bus, s.log, func(ctx context.Context, op string, args json.RawMessage) (any, error) {
+			if err := s.leaderError(); err != nil {
+				return nil, err
+			}
+			return s.handle(ctx, e, op, args)
+		})
+	}()
 	// Requests in flight to an earlier leader fail now: ask again.
 	if err := s.bus.Publish(ctx, topicTerm, "term", map[string]int64{"epoch": epoch}); err != nil {
 		s.log.Warn("announce the new term", "err", err)
@@ -117,35 +143,29 @@ func (s *Sessions) lead(ctx context.Context, epoch int64) {
 		} else {
 			s.log.Error("not ready", "why", err.Error())
 		}
+		s.setOpen(nil, err)
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(e.cfg.ReapInterval):
 		}
 	}
-	s.mu.Lock()
-	s.local = e
+	s.setOpen(e, nil)
+	s.mu.RLock()
 	work := append([]func(context.Context){}, s.leading...)
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.local = nil
-		s.mu.Unlock()
-	}()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	wg.Add(2 + len(work))
+	s.mu.RUnlock()
+	wg.Add(1 + len(work))
 	go func() { defer wg.Done(); e.Run(ctx) }()
-	go func() {
-		defer wg.Done()
-		serveRPC(ctx, s.bus, s.log, func(ctx context.Context, op string, args json.RawMessage) (any, error) {
-			return s.handle(ctx, e, op, args)
-		})
-	}()
 	for _, fn := range work {
 		go func() { defer wg.Done(); fn(ctx) }()
 	}
 	<-ctx.Done()
+}
+
+func (s *Sessions) setOpen(e *Engine, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.local, s.openErr = e, err
 }
 
 // hearEnds runs the OnEnd functions for every session that ends, on any
@@ -373,6 +393,9 @@ func (s *Sessions) Start(ctx context.Context, userID int64, lab *labs.Lab, opts 
 	if e := s.engine(); e != nil {
 		return e.Start(ctx, userID, lab, opts...)
 	}
+	if err := s.leaderError(); err != nil {
+		return nil, err
+	}
 	var n store.NewLabSession
 	for _, o := range opts {
 		o(&n)
@@ -389,6 +412,9 @@ func (s *Sessions) Attempt(ctx context.Context, sess *store.LabSession, stepID, 
 	if e := s.engine(); e != nil {
 		return e.Attempt(ctx, sess, stepID, answer, skip)
 	}
+	if err := s.leaderError(); err != nil {
+		return nil, err
+	}
 	var r idResult
 	if err := s.remote.call(ctx, "attempt", sessionArgs{ID: sess.ID, Step: stepID, Answer: answer, Skip: skip}, &r); err != nil {
 		return nil, err
@@ -401,6 +427,9 @@ func (s *Sessions) End(ctx context.Context, sess *store.LabSession, reason strin
 	if e := s.engine(); e != nil {
 		return e.End(ctx, sess, reason)
 	}
+	if err := s.leaderError(); err != nil {
+		return err
+	}
 	return s.remote.call(ctx, "end", sessionArgs{ID: sess.ID, Reason: reason}, nil)
 }
 
@@ -408,6 +437,9 @@ func (s *Sessions) End(ctx context.Context, sess *store.LabSession, reason strin
 func (s *Sessions) Retry(ctx context.Context, sess *store.LabSession) error {
 	if e := s.engine(); e != nil {
 		return e.Retry(ctx, sess)
+	}
+	if err := s.leaderError(); err != nil {
+		return err
 	}
 	return s.remote.call(ctx, "retry", sessionArgs{ID: sess.ID}, nil)
 }
@@ -417,6 +449,9 @@ func (s *Sessions) Wake(ctx context.Context, sess *store.LabSession) error {
 	s.noteActivity(sess.ID, false)
 	if e := s.engine(); e != nil {
 		return e.Wake(ctx, sess)
+	}
+	if err := s.leaderError(); err != nil {
+		return err
 	}
 	return s.remote.call(ctx, "wake", sessionArgs{ID: sess.ID}, nil)
 }
@@ -570,6 +605,9 @@ func (s *Sessions) Publish(id uuid.UUID, typ string, data any) {
 func (s *Sessions) Ready(ctx context.Context) bool {
 	if s.engine() != nil {
 		return true
+	}
+	if s.leaderError() != nil {
+		return false
 	}
 	l, err := s.deps.Store.LeaseOf(ctx, LeaseEngine)
 	return err == nil && l.Holder != s.rep.ID
