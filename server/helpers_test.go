@@ -89,7 +89,9 @@ func startServer(t *testing.T, cfg server.Config, mgr session.Sandboxes) *env {
 	e := &env{t: t, url: "http://" + ln.Addr().String(), dbURL: cfg.DatabaseURL, store: st, cancel: cancel, done: make(chan error, 1)}
 	go func() { e.done <- srv.Run(runCtx, ln) }()
 	t.Cleanup(e.stop)
-	for range 100 {
+	// Up to 30 s: a server started after one was killed (holding the
+	// engine lease) leads once that lease expires (PODPATH_LEASE_TTL).
+	for range 300 {
 		if res, err := http.Get(e.url + "/readyz"); err == nil {
 			res.Body.Close()
 			if res.StatusCode == 200 {

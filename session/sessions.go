@@ -609,6 +609,7 @@ func (s *Sessions) Ready(ctx context.Context) bool {
 	if s.leaderError() != nil {
 		return false
 	}
-	l, err := s.deps.Store.LeaseOf(ctx, LeaseEngine)
-	return err == nil && l.Holder != s.rep.ID
+	// Another replica leads, and beat within the last two beats.
+	ok, err := s.deps.Store.LeaderAlive(ctx, LeaseEngine, 2*s.rep.TTL()/5+time.Second)
+	return err == nil && ok
 }
