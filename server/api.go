@@ -17,6 +17,7 @@ import (
 
 	"github.com/podpath/podpath/internal/names"
 	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/progress"
 	"github.com/podpath/podpath/session"
 	"github.com/podpath/podpath/store"
 )
@@ -413,19 +414,18 @@ func (s *Server) sessionView(c echo.Context, sess *store.LabSession) (*SessionVi
 	}
 	v.LabTitle = l.Title.In(lg)
 	for i := range l.Steps {
-		st := &l.Steps[i]
-		ss := stepStatus(st, statuses[st.ID], lg)
-		if v.CurrentStep == "" && ss.Status != store.StepPassed && ss.Status != store.StepSkipped {
-			v.CurrentStep = st.ID
-		}
-		v.Steps = append(v.Steps, ss)
+		v.Steps = append(v.Steps, stepStatus(&l.Steps[i], statuses[l.Steps[i].ID], lg))
 	}
-	v.Summary = labSummary(l, s.labs, statuses, sess.CreatedAt, lg)
+	steps := progress.FromStatuses(statuses)
+	if cur := progress.Current(l, steps); cur != nil {
+		v.CurrentStep = cur.ID
+	}
+	v.Summary = labSummary(l, s.labs, steps, sess.CreatedAt, lg)
 	if v.Summary != nil && v.Workshop != nil {
 		// A workshop's lab leads to the workshop's next lab, not the catalog's.
 		v.Summary.Next = nil
 		if next := s.workshopNext(v.Workshop, l); next != nil {
-			v.Summary.Next = &NextLabView{ID: next.ID, Order: next.Order, Title: next.Title.In(lg), Summary: next.Summary.In(lg)}
+			v.Summary.Next = nextLabView(next, lg)
 		}
 	}
 	return v, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/progress"
 	"github.com/podpath/podpath/session"
 	"github.com/podpath/podpath/store"
 	"github.com/podpath/podpath/web"
@@ -41,7 +42,7 @@ func newPages() (*pages, error) {
 		"date":  dateCell,
 		"mins":  func(sec int64) string { return (time.Duration(sec) * time.Second).Round(time.Minute).String() },
 		"status": func(st, lg string) string {
-			return translate(map[string]string{progressNotStarted: "notstarted", progressInProgress: "inprogress", progressCompleted: "completed"}[st], lg)
+			return translate(map[string]string{progress.NotStarted: "notstarted", progress.InProgress: "inprogress", progress.Completed: "completed"}[st], lg)
 		},
 	}
 	for _, name := range pageNames {
@@ -343,7 +344,7 @@ func (s *Server) pageSession(c echo.Context) error {
 		}
 	}
 	var next *LabView
-	n := nextLab(l, s.labs)
+	n := progress.Next(l, s.labs)
 	if w := s.sessionWorkshop(c.Request().Context(), sess); w != nil {
 		n = s.workshopNext(w, l) // a workshop's lab leads to the workshop's next
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/progress"
 	"github.com/podpath/podpath/store"
 )
 
@@ -49,12 +50,12 @@ func (s *Server) userProgress(ctx context.Context, u *store.User) (labProgress, 
 	if u == nil {
 		return p, nil
 	}
-	all, _, err := s.loadProgress(ctx, []int64{u.ID}, "en")
+	all, _, err := s.loadProgress(ctx, []int64{u.ID})
 	if err != nil {
 		return p, err
 	}
 	for id, lp := range all[u.ID] {
-		p.completed[id] = lp.Status == progressCompleted
+		p.completed[id] = lp.Status == progress.Completed
 		p.started[id] = true
 	}
 	return p, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/progress"
 	"github.com/podpath/podpath/store"
 	"github.com/podpath/podpath/webhooks"
 )
@@ -77,17 +78,13 @@ func (s *Server) attempted(ctx context.Context, sess *store.LabSession, a *store
 			StepID: a.StepID, Attempts: statuses[a.StepID].Attempts,
 		})
 	}
-	sum := labSummary(l, s.labs, statuses, sess.CreatedAt, "en")
+	sum := progress.Summarize(l, progress.FromStatuses(statuses), sess.CreatedAt)
 	if sum == nil {
 		return
 	}
-	attempts := 0
-	for _, st := range l.Steps {
-		attempts += statuses[st.ID].Attempts
-	}
 	s.emitOnce(ctx, "lab.completed:"+sess.ID.String(), webhooks.LabCompleted, webhooks.LabCompletedData{
 		User: user, LabID: sess.LabID, SessionID: sess.ID.String(), WorkshopID: sess.WorkshopID,
-		CompletedAt: sum.FinishedAt.UTC(), TimeSpentSeconds: sum.DurationMS / 1000, Attempts: attempts, Skips: len(sum.Skipped),
+		CompletedAt: sum.FinishedAt.UTC(), TimeSpentSeconds: int64(sum.Duration / time.Second), Attempts: sum.Attempts, Skips: len(sum.Skipped),
 	})
 	s.tracksCompleted(ctx, sess, user)
 }
@@ -105,29 +102,18 @@ func (s *Server) tracksCompleted(ctx context.Context, sess *store.LabSession, us
 	if len(tracks) == 0 {
 		return
 	}
-	all, _, err := s.loadProgress(ctx, []int64{sess.UserID}, "en")
+	all, _, err := s.loadProgress(ctx, []int64{sess.UserID})
 	if err != nil {
 		s.log.Warn("webhooks: read progress", "user", sess.UserID, "err", err)
 		return
 	}
-	prog := all[sess.UserID]
 	for _, t := range tracks {
 		info, _ := s.trackLabs(t.ID)
-		var last time.Time
-		done := len(info.labs) > 0
-		for _, id := range info.labs {
-			p := prog[id]
-			if p == nil || p.Status != progressCompleted {
-				done = false
-				break
-			}
-			if p.CompletedAt.After(last) {
-				last = *p.CompletedAt
-			}
-		}
-		if done {
+		// A track is completed as an assignment of it would be.
+		p := progress.OfAssignment(info.labs, time.Time{}, time.Now(), all[sess.UserID])
+		if p.Status == progress.Completed {
 			s.emitOnce(ctx, "track.completed:"+strconv.FormatInt(sess.UserID, 10)+":"+t.ID, webhooks.TrackCompleted,
-				webhooks.TrackCompletedData{User: user, TrackID: t.ID, CompletedAt: last.UTC()})
+				webhooks.TrackCompletedData{User: user, TrackID: t.ID, CompletedAt: p.CompletedAt.UTC()})
 		}
 	}
 }

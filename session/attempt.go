@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/podpath/podpath/grader"
-	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/progress"
 	"github.com/podpath/podpath/store"
 )
 
@@ -78,7 +78,7 @@ func (e *Engine) Attempt(ctx context.Context, sess *store.LabSession, stepID, an
 	}
 	var results []grader.Result
 	if a.Error == nil {
-		results = g.CheckStep(ctx, step, grader.Options{Answer: answer, Attempt: statuses[stepID].Attempts + 1, Since: stepBegan(sess, lab, stepID, statuses)})
+		results = g.CheckStep(ctx, step, grader.Options{Answer: answer, Attempt: statuses[stepID].Attempts + 1, Since: progress.Began(lab, stepID, progress.FromStatuses(statuses), sess.CreatedAt)})
 		a.Passed = grader.Passed(results)
 	}
 	a.Duration = time.Since(start)
@@ -101,22 +101,4 @@ func (e *Engine) Attempt(ctx context.Context, sess *store.LabSession, stepID, an
 	}
 	e.publish(sess.ID, EventAttempt, a)
 	return a, nil
-}
-
-// stepBegan is when the learner could first see step: when the last step
-// before it was passed or skipped, or the session's start. History probes
-// count only commands run since (issue 9: typing a command during an
-// earlier step, or before the session, does not pass this one).
-func stepBegan(sess *store.LabSession, lab *labs.Lab, stepID string, statuses map[string]store.StepStatus) time.Time {
-	began := sess.CreatedAt
-	for _, s := range lab.Steps {
-		if s.ID == stepID {
-			break
-		}
-		st, ok := statuses[s.ID]
-		if ok && (st.Status == store.StepPassed || st.Status == store.StepSkipped) && st.UpdatedAt.After(began) {
-			began = st.UpdatedAt
-		}
-	}
-	return began
 }
