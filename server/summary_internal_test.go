@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/podpath/podpath/internal/errs"
 	"github.com/podpath/podpath/labs"
 	"github.com/podpath/podpath/progress"
 	"github.com/podpath/podpath/store"
@@ -177,8 +178,8 @@ func TestCheckMode(t *testing.T) {
 	}
 	for _, bad := range []string{"Challenge", "expert", " guided", strings.Repeat("x", 500)} {
 		_, err := checkMode(bad)
-		ae, ok := err.(*apiErr)
-		if !ok || ae.Status != 400 || !strings.Contains(ae.Message, `"guided"`) || !strings.Contains(ae.Message, `"challenge"`) || len(ae.Message) > 300 {
+		e, ok := err.(*errs.Error)
+		if !ok || statusOfKind(e.Kind) != 400 || !strings.Contains(e.Message, `"guided"`) || !strings.Contains(e.Message, `"challenge"`) || len(e.Message) > 300 {
 			t.Errorf("checkMode(%.20q): %v", bad, err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/podpath/podpath/internal/errs"
 	"github.com/podpath/podpath/labs"
 	"github.com/podpath/podpath/progress"
 	"github.com/podpath/podpath/store"
@@ -111,7 +112,7 @@ func (s *Server) apiTracks(c echo.Context) error {
 func (s *Server) apiTrack(c echo.Context) error {
 	t := labs.FindTrack(s.tracks, c.Param("track"))
 	if t == nil {
-		return apiError(http.StatusNotFound, fmt.Sprintf("no track %.64q; GET /api/tracks lists them", c.Param("track")))
+		return errs.E(errs.NotFound, fmt.Sprintf("no track %.64q; GET /api/tracks lists them", c.Param("track")))
 	}
 	p, err := s.userProgress(c.Request().Context(), currentUser(c))
 	if err != nil {

@@ -17,18 +17,18 @@ func (e *Engine) Attempt(ctx context.Context, sess *store.LabSession, stepID, an
 		return nil, err
 	}
 	if sess.State != store.SessionActive {
-		return nil, errorf(ErrGone, "this session has ended; start the lab again")
+		return nil, errEnded()
 	}
 	lab := e.SessionLab(sess)
 	if lab == nil {
-		return nil, errorf(ErrGone, "lab %s is no longer installed on this server", sess.LabID)
+		return nil, errLabGone(sess.LabID)
 	}
 	step := lab.Step(stepID)
 	if step == nil {
-		return nil, errorf(ErrNotFound, "lab %s has no step %q", lab.ID, stepID)
+		return nil, errNoStep(lab.ID, stepID)
 	}
 	if skip && step.NoSkip {
-		return nil, errorf(ErrForbidden, "this step cannot be skipped")
+		return nil, errNoSkip()
 	}
 	l, err := e.lifeOf(ctx, sess)
 	if err != nil {
@@ -42,14 +42,14 @@ func (e *Engine) Attempt(ctx context.Context, sess *store.LabSession, stepID, an
 	ph := l.phase
 	l.mu.Unlock()
 	if ph != phaseReady {
-		return nil, errorf(ErrConflict, "the cluster is not ready yet (it is %s)", ph.sandboxState())
+		return nil, errNotReady(ph.sandboxState())
 	}
 	l.waitSettled(ctx)
 	l.mu.Lock()
 	ph = l.phase
 	l.mu.Unlock()
 	if ph != phaseReady {
-		return nil, errorf(ErrConflict, "the cluster is not ready (it is %s)", ph.sandboxState())
+		return nil, errNotReady(ph.sandboxState())
 	}
 	l.attemptMu.Lock()
 	defer l.attemptMu.Unlock()

@@ -2,12 +2,13 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/podpath/podpath/internal/errs"
 )
 
 // Lab session states.
@@ -65,7 +66,7 @@ func (l *LabSession) Deadline(idle time.Duration) time.Time {
 }
 
 // ErrActiveSession is returned when the learner already has an active session.
-var ErrActiveSession = errors.New("the learner already has an active lab session")
+var ErrActiveSession error = errs.E(errs.Conflict, "the learner already has an active lab session")
 
 const labSessionColumns = "id, user_id, lab_id, mode, workshop_id, state, created_at, last_activity_at, expires_at, idle_timeout_seconds, extensions, ended_at, end_reason, lab_values"
 

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/podpath/podpath/internal/errs"
 )
 
 // Team is an admin's group of engineers: members, leads, and the tracks and
@@ -35,13 +37,13 @@ const (
 
 // Errors of teams.
 var (
-	ErrTeamNameTaken  = errors.New("a team with this name exists")
-	ErrSSOGroupTaken  = errors.New("another team is mapped to this group")
-	ErrInviteInvalid  = errors.New("this invite link is not valid")
-	ErrInviteExpired  = errors.New("this invite link has expired")
-	ErrInviteUsedUp   = errors.New("this invite link has been used as often as it may be")
-	ErrInviteDomain   = errors.New("this invite link is for another e-mail domain")
-	ErrAssignmentKind = errors.New("an assignment is a track or a lab")
+	ErrTeamNameTaken  error = errs.E(errs.Conflict, "a team with this name exists")
+	ErrSSOGroupTaken  error = errs.E(errs.Conflict, "another team is mapped to this group")
+	ErrInviteInvalid  error = errs.E(errs.NotFound, "this invite link is not valid")
+	ErrInviteExpired  error = errs.E(errs.Gone, "this invite link has expired")
+	ErrInviteUsedUp   error = errs.E(errs.Gone, "this invite link has been used as often as it may be")
+	ErrInviteDomain   error = errs.E(errs.Forbidden, "this invite link is for another e-mail domain")
+	ErrAssignmentKind error = errs.E(errs.Invalid, "an assignment is a track or a lab")
 )
 
 const teamColumns = "t.id, t.name, coalesce(t.sso_group, ''), t.created_at, (SELECT count(*) FROM team_members m WHERE m.team_id = t.id)"

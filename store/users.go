@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/podpath/podpath/internal/errs"
 )
 
 // Roles a user can have.
@@ -42,7 +44,7 @@ const (
 )
 
 // ErrEmailTaken is returned when an account with the email exists.
-var ErrEmailTaken = errors.New("an account with this email exists")
+var ErrEmailTaken error = errs.E(errs.Conflict, "an account with this email exists")
 
 const userColumns = "id, email, name, password_hash, role, created_at, last_login_at, coalesce(guest_workshop_id, 0), origin"
 

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/podpath/podpath/internal/errs"
 )
 
 // Workshop is an instructor's class: labs in order, seats, a time window,
@@ -62,12 +64,12 @@ func (w *Workshop) State(now time.Time) string {
 
 // Errors of joining a workshop.
 var (
-	ErrWorkshopFull = errors.New("every seat of the workshop is taken")
-	ErrCodeTaken    = errors.New("the join code is taken")
-	ErrWorkshopOver = errors.New("the workshop has ended")
+	ErrWorkshopFull error = errs.E(errs.Conflict, "every seat of the workshop is taken")
+	ErrCodeTaken    error = errs.E(errs.Conflict, "the join code is taken")
+	ErrWorkshopOver error = errs.E(errs.Gone, "the workshop has ended")
 	// ErrGuestTaken: the guest's account exists (the same browser joined
 	// already); join with it instead.
-	ErrGuestTaken = errors.New("the guest account exists")
+	ErrGuestTaken error = errs.E(errs.Conflict, "the guest account exists")
 )
 
 const workshopColumns = `w.id, w.title, w.code, w.instructor_id, w.lab_ids, w.seats, w.starts_at, w.ends_at, w.guests, w.prepare,
