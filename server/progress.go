@@ -63,13 +63,20 @@ func (s *Server) offered(id string) *labs.Lab { return labs.Find(s.labs, id) }
 
 // AssignmentView is an assignment with what it covers.
 type AssignmentView struct {
-	*store.Assignment
-	Title string   `json:"title"`
-	Labs  []string `json:"labs"`
+	ID        int64     `json:"id"`
+	TeamID    int64     `json:"teamId"`
+	TeamName  string    `json:"teamName"`
+	Kind      string    `json:"kind"`
+	Ref       string    `json:"ref"`
+	DueAt     time.Time `json:"dueAt"`
+	CreatedAt time.Time `json:"createdAt"`
+	Title     string    `json:"title"`
+	Labs      []string  `json:"labs"`
 }
 
 func (s *Server) assignmentView(a *store.Assignment, lg string) *AssignmentView {
-	v := &AssignmentView{Assignment: a, Title: a.Ref, Labs: []string{}}
+	v := &AssignmentView{ID: a.ID, TeamID: a.TeamID, TeamName: a.TeamName, Kind: a.Kind, Ref: a.Ref, DueAt: a.DueAt, CreatedAt: a.CreatedAt,
+		Title: a.Ref, Labs: []string{}}
 	if a.Kind == store.AssignLab {
 		if l, err := s.findLab(a.Ref); err == nil {
 			v.Labs, v.Title = []string{a.Ref}, l.Title.In(lg)
@@ -115,13 +122,13 @@ func (s *Server) assignmentProgress(a *AssignmentView, byLab map[string]*progres
 
 // ReportMember is a member's row of a team report.
 type ReportMember struct {
-	*store.TeamMemberRow
+	MemberView
 	Assignments []*AssignmentProgress `json:"assignments"`
 }
 
 // TeamReport is GET /api/teams/{id}/report.
 type TeamReport struct {
-	Team        *store.Team       `json:"team"`
+	Team        *TeamBase         `json:"team"`
 	GeneratedAt time.Time         `json:"generatedAt"`
 	Assignments []*AssignmentView `json:"assignments"`
 	Members     []*ReportMember   `json:"members"`
@@ -151,12 +158,12 @@ func (s *Server) teamReport(c echo.Context) (*TeamReport, error) {
 		return nil, err
 	}
 	now := time.Now()
-	r := &TeamReport{Team: t, GeneratedAt: now.UTC(), Assignments: []*AssignmentView{}, Members: []*ReportMember{}}
+	r := &TeamReport{Team: teamView(t), GeneratedAt: now.UTC(), Assignments: []*AssignmentView{}, Members: []*ReportMember{}}
 	for _, a := range as {
 		r.Assignments = append(r.Assignments, s.assignmentView(a, lg))
 	}
 	for _, m := range members {
-		rm := &ReportMember{TeamMemberRow: m, Assignments: []*AssignmentProgress{}}
+		rm := &ReportMember{MemberView: memberView(m), Assignments: []*AssignmentProgress{}}
 		for _, a := range r.Assignments {
 			rm.Assignments = append(rm.Assignments, s.assignmentProgress(a, prog[m.UserID], now, lg))
 		}

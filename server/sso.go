@@ -420,7 +420,7 @@ func (s *Server) apiMyTeams(c echo.Context) error {
 		Assignments []*MyAssignment `json:"assignments"`
 	}{Teams: []TeamListItem{}, Assignments: as}
 	for i, t := range teams {
-		out.Teams = append(out.Teams, TeamListItem{Team: t, Role: roles[i]})
+		out.Teams = append(out.Teams, teamListItem(t, roles[i]))
 	}
 	return c.JSON(http.StatusOK, out)
 }

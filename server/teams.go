@@ -137,7 +137,7 @@ func (s *Server) apiCreateTeam(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, t)
+	return c.JSON(http.StatusCreated, teamView(t))
 }
 
 func (s *Server) apiSetTeamGroup(c echo.Context) error {
@@ -165,7 +165,7 @@ func (s *Server) apiSetTeamGroup(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, t)
+	return c.JSON(http.StatusOK, teamView(t))
 }
 
 func (s *Server) apiAddTeamMember(c echo.Context) error {
@@ -210,7 +210,7 @@ func (s *Server) apiAddTeamMember(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, members)
+	return c.JSON(http.StatusOK, memberViews(members))
 }
 
 func (s *Server) apiRemoveTeamMember(c echo.Context) error {
@@ -238,9 +238,13 @@ func (s *Server) apiRemoveTeamMember(c echo.Context) error {
 
 // TeamListItem is a team as GET /api/teams lists it.
 type TeamListItem struct {
-	*store.Team
+	TeamBase
 	// Role is the user's role in it; "" for an admin who is not a member.
 	Role string `json:"role"`
+}
+
+func teamListItem(t *store.Team, role string) TeamListItem {
+	return TeamListItem{TeamBase: teamBase(t), Role: role}
 }
 
 func (s *Server) apiTeams(c echo.Context) error {
@@ -253,7 +257,7 @@ func (s *Server) apiTeams(c echo.Context) error {
 	out := []TeamListItem{}
 	seen := map[int64]bool{}
 	for i, t := range mine {
-		out = append(out, TeamListItem{Team: t, Role: roles[i]})
+		out = append(out, teamListItem(t, roles[i]))
 		seen[t.ID] = true
 	}
 	if u.Role == store.RoleAdmin {
@@ -263,7 +267,7 @@ func (s *Server) apiTeams(c echo.Context) error {
 		}
 		for _, t := range all {
 			if !seen[t.ID] {
-				out = append(out, TeamListItem{Team: t})
+				out = append(out, teamListItem(t, ""))
 			}
 		}
 	}
@@ -272,10 +276,10 @@ func (s *Server) apiTeams(c echo.Context) error {
 
 // TeamView is a team for its leads: members, assignments, invites.
 type TeamView struct {
-	*store.Team
-	MemberList  []*store.TeamMemberRow `json:"memberList"`
-	Assignments []*AssignmentView      `json:"assignments"`
-	Invites     []*store.Invite        `json:"invites"`
+	TeamBase
+	MemberList  []MemberView      `json:"memberList"`
+	Assignments []*AssignmentView `json:"assignments"`
+	Invites     []InviteView      `json:"invites"`
 }
 
 func (s *Server) apiTeam(c echo.Context) error {
@@ -296,13 +300,7 @@ func (s *Server) apiTeam(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := &TeamView{Team: t, MemberList: members, Invites: invites, Assignments: []*AssignmentView{}}
-	if v.MemberList == nil {
-		v.MemberList = []*store.TeamMemberRow{}
-	}
-	if v.Invites == nil {
-		v.Invites = []*store.Invite{}
-	}
+	v := &TeamView{TeamBase: teamBase(t), MemberList: memberViews(members), Invites: inviteViews(invites), Assignments: []*AssignmentView{}}
 	for _, a := range as {
 		v.Assignments = append(v.Assignments, s.assignmentView(a, lang(c)))
 	}
@@ -317,7 +315,7 @@ type inviteRequest struct {
 
 // InviteCreated is a new invite with its link, shown this once.
 type InviteCreated struct {
-	*store.Invite
+	InviteView
 	URL   string `json:"url"`
 	Token string `json:"token"`
 }
@@ -362,7 +360,7 @@ func (s *Server) createInvite(c echo.Context, t *store.Team, req inviteRequest) 
 	if err != nil {
 		return nil, err
 	}
-	return &InviteCreated{Invite: inv, Token: token, URL: s.publicBase(c) + "/invite/" + token}, nil
+	return &InviteCreated{InviteView: inviteView(inv), Token: token, URL: s.publicBase(c) + "/invite/" + token}, nil
 }
 
 // publicBase is how learners reach this server: PODPATH_PUBLIC_URL, or
@@ -387,10 +385,7 @@ func (s *Server) apiInvites(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if list == nil {
-		list = []*store.Invite{}
-	}
-	return c.JSON(http.StatusOK, list)
+	return c.JSON(http.StatusOK, inviteViews(list))
 }
 
 func (s *Server) apiRevokeInvite(c echo.Context) error {
@@ -449,7 +444,7 @@ func (s *Server) apiAcceptInvite(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, t)
+	return c.JSON(http.StatusOK, teamView(t))
 }
 
 type assignRequest struct {

@@ -160,8 +160,5 @@ func (s *Server) apiTakeovers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if list == nil {
-		list = []*store.Takeover{}
-	}
-	return c.JSON(http.StatusOK, list)
+	return c.JSON(http.StatusOK, takeoverViews(list))
 }

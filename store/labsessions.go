@@ -30,21 +30,21 @@ var Modes = []string{ModeGuided, ModeChallenge}
 
 // LabSession is one learner working through one lab on one sandbox.
 type LabSession struct {
-	ID             uuid.UUID  `json:"id"`
-	UserID         int64      `json:"userId"`
-	LabID          string     `json:"labId"`
-	Mode           string     `json:"mode"`
-	WorkshopID     *int64     `json:"workshopId,omitempty"`
-	State          string     `json:"state"`
-	CreatedAt      time.Time  `json:"createdAt"`
-	LastActivityAt time.Time  `json:"lastActivityAt"`
-	ExpiresAt      time.Time  `json:"expiresAt"`
-	IdleTimeout    int        `json:"idleTimeoutSeconds"`
-	Extensions     int        `json:"extensions"`
-	EndedAt        *time.Time `json:"endedAt,omitempty"`
-	EndReason      *string    `json:"endReason,omitempty"`
+	ID             uuid.UUID
+	UserID         int64
+	LabID          string
+	Mode           string
+	WorkshopID     *int64
+	State          string
+	CreatedAt      time.Time
+	LastActivityAt time.Time
+	ExpiresAt      time.Time
+	IdleTimeout    int
+	Extensions     int
+	EndedAt        *time.Time
+	EndReason      *string
 	// Values are the lab's values drawn for this session (labs.Value).
-	Values map[string]string `json:"-"`
+	Values map[string]string
 }
 
 // IdleDeadline is when the session ends if nothing happens before, under

@@ -15,11 +15,11 @@ import (
 // Team is an admin's group of engineers: members, leads, and the tracks and
 // labs assigned to them.
 type Team struct {
-	ID        int64     `json:"id"`
-	Name      string    `json:"name"`
-	SSOGroup  string    `json:"ssoGroup,omitempty"`
-	CreatedAt time.Time `json:"createdAt"`
-	Members   int       `json:"members"`
+	ID        int64
+	Name      string
+	SSOGroup  string
+	CreatedAt time.Time
+	Members   int
 }
 
 // Team roles.
@@ -190,12 +190,12 @@ func (s *Store) TeamRole(ctx context.Context, teamID, userID int64) (string, err
 
 // TeamMemberRow is a member as a team's lists show them.
 type TeamMemberRow struct {
-	UserID   int64     `json:"userId"`
-	Email    string    `json:"email"`
-	Name     string    `json:"name"`
-	Role     string    `json:"role"`
-	Via      string    `json:"via"`
-	JoinedAt time.Time `json:"joinedAt"`
+	UserID   int64
+	Email    string
+	Name     string
+	Role     string
+	Via      string
+	JoinedAt time.Time
 }
 
 // TeamMembers lists a team's members by name.
@@ -219,14 +219,14 @@ func (s *Store) TeamMembers(ctx context.Context, teamID int64) ([]*TeamMemberRow
 
 // Invite is a team's invite link (its token is shown only when made).
 type Invite struct {
-	ID            int64      `json:"id"`
-	TeamID        int64      `json:"teamId"`
-	ExpiresAt     time.Time  `json:"expiresAt"`
-	MaxUses       int        `json:"maxUses"`
-	Uses          int        `json:"uses"`
-	AllowedDomain string     `json:"allowedDomain,omitempty"`
-	CreatedAt     time.Time  `json:"createdAt"`
-	RevokedAt     *time.Time `json:"revokedAt,omitempty"`
+	ID            int64
+	TeamID        int64
+	ExpiresAt     time.Time
+	MaxUses       int
+	Uses          int
+	AllowedDomain string
+	CreatedAt     time.Time
+	RevokedAt     *time.Time
 }
 
 const inviteColumns = "id, team_id, expires_at, max_uses, uses, coalesce(allowed_domain, ''), created_at, revoked_at"
@@ -346,13 +346,13 @@ func (s *Store) AcceptInvite(ctx context.Context, token string, user *User) (*Te
 
 // Assignment is a track or lab a team's members are to finish by a date.
 type Assignment struct {
-	ID        int64     `json:"id"`
-	TeamID    int64     `json:"teamId"`
-	TeamName  string    `json:"teamName"`
-	Kind      string    `json:"kind"`
-	Ref       string    `json:"ref"`
-	DueAt     time.Time `json:"dueAt"`
-	CreatedAt time.Time `json:"createdAt"`
+	ID        int64
+	TeamID    int64
+	TeamName  string
+	Kind      string
+	Ref       string
+	DueAt     time.Time
+	CreatedAt time.Time
 }
 
 // Assignment kinds.

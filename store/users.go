@@ -19,20 +19,20 @@ const (
 
 // User is an account.
 type User struct {
-	ID           int64      `json:"id"`
-	Email        string     `json:"email"`
-	Name         string     `json:"name"`
-	PasswordHash string     `json:"-"`
-	Role         string     `json:"role"`
-	CreatedAt    time.Time  `json:"createdAt"`
-	LastLoginAt  *time.Time `json:"lastLoginAt,omitempty"`
+	ID           int64
+	Email        string
+	Name         string
+	PasswordHash string
+	Role         string
+	CreatedAt    time.Time
+	LastLoginAt  *time.Time
 	// GuestWorkshop is the workshop a guest joined without an account (0
 	// for accounts): a guest signs in with its cookie only, and reaches
 	// that workshop's labs only.
-	GuestWorkshop int64 `json:"guestWorkshop,omitempty"`
+	GuestWorkshop int64
 	// Origin is who made the account: OriginSignup, OriginAdmin,
 	// OriginSSO or OriginGuest.
-	Origin string `json:"-"`
+	Origin string
 }
 
 // Who made an account.

@@ -463,19 +463,19 @@ func (s *Store) CopyProgress(ctx context.Context, from, to uuid.UUID, steps []st
 
 // Takeover is an instructor typing in a learner's terminal: an audit record.
 type Takeover struct {
-	ID           int64      `json:"id"`
-	WorkshopID   int64      `json:"workshopId"`
-	InstructorID int64      `json:"instructorId"`
-	Instructor   string     `json:"instructor"`
-	LearnerID    int64      `json:"learnerId"`
-	Learner      string     `json:"learner"`
-	LabSession   *uuid.UUID `json:"labSessionId,omitempty"`
-	Node         string     `json:"node"`
-	StartedAt    time.Time  `json:"startedAt"`
-	EndedAt      *time.Time `json:"endedAt,omitempty"`
-	EndedBy      *string    `json:"endedBy,omitempty"`
+	ID           int64
+	WorkshopID   int64
+	InstructorID int64
+	Instructor   string
+	LearnerID    int64
+	Learner      string
+	LabSession   *uuid.UUID
+	Node         string
+	StartedAt    time.Time
+	EndedAt      *time.Time
+	EndedBy      *string
 	// Seconds is how long it lasted (so far).
-	Seconds int `json:"seconds"`
+	Seconds int
 }
 
 // StartTakeover records the start of a take-over.
