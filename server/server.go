@@ -259,9 +259,6 @@ func (s *Server) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// Handler is the server's HTTP handler (for tests).
-func (s *Server) Handler() http.Handler { return s.echo }
-
 // Run serves until ctx ends. It finds the clusters of active sessions first
 // (while Docker does not answer it says so, changes nothing, serves
 // /readyz as not ready, and tries again every few seconds), then reaps.

@@ -41,14 +41,6 @@ func memberView(m *store.TeamMemberRow) MemberView {
 	return MemberView{UserID: m.UserID, Email: m.Email, Name: m.Name, Role: m.Role, Via: m.Via, JoinedAt: m.JoinedAt}
 }
 
-func memberViews(list []*store.TeamMemberRow) []MemberView {
-	out := make([]MemberView, 0, len(list))
-	for _, m := range list {
-		out = append(out, memberView(m))
-	}
-	return out
-}
-
 // InviteView is a team's invite link, without its token.
 type InviteView struct {
 	ID            int64      `json:"id"`
@@ -64,14 +56,6 @@ type InviteView struct {
 func inviteView(i *store.Invite) InviteView {
 	return InviteView{ID: i.ID, TeamID: i.TeamID, ExpiresAt: i.ExpiresAt, MaxUses: i.MaxUses, Uses: i.Uses,
 		AllowedDomain: i.AllowedDomain, CreatedAt: i.CreatedAt, RevokedAt: i.RevokedAt}
-}
-
-func inviteViews(list []*store.Invite) []InviteView {
-	out := make([]InviteView, 0, len(list))
-	for _, i := range list {
-		out = append(out, inviteView(i))
-	}
-	return out
 }
 
 // TakeoverView is one take-over of the log.
@@ -91,17 +75,22 @@ type TakeoverView struct {
 	Seconds int `json:"seconds"`
 }
 
-func takeoverViews(list []*store.Takeover) []TakeoverView {
-	out := make([]TakeoverView, 0, len(list))
-	for _, t := range list {
-		v := TakeoverView{ID: t.ID, WorkshopID: t.WorkshopID, InstructorID: t.InstructorID, Instructor: t.Instructor,
-			LearnerID: t.LearnerID, Learner: t.Learner, Node: t.Node, StartedAt: t.StartedAt, EndedAt: t.EndedAt,
-			EndedBy: t.EndedBy, Seconds: t.Seconds}
-		if t.LabSession != nil {
-			id := t.LabSession.String()
-			v.LabSession = &id
-		}
-		out = append(out, v)
+func takeoverView(t *store.Takeover) TakeoverView {
+	v := TakeoverView{ID: t.ID, WorkshopID: t.WorkshopID, InstructorID: t.InstructorID, Instructor: t.Instructor,
+		LearnerID: t.LearnerID, Learner: t.Learner, Node: t.Node, StartedAt: t.StartedAt, EndedAt: t.EndedAt,
+		EndedBy: t.EndedBy, Seconds: t.Seconds}
+	if t.LabSession != nil {
+		id := t.LabSession.String()
+		v.LabSession = &id
+	}
+	return v
+}
+
+// views shows every row of a list, as an empty list when there is none.
+func views[R, V any](rows []*R, view func(*R) V) []V {
+	out := make([]V, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, view(r))
 	}
 	return out
 }

@@ -210,7 +210,7 @@ func (s *Server) apiAddTeamMember(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, memberViews(members))
+	return c.JSON(http.StatusOK, views(members, memberView))
 }
 
 func (s *Server) apiRemoveTeamMember(c echo.Context) error {
@@ -300,7 +300,7 @@ func (s *Server) apiTeam(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := &TeamView{TeamBase: teamBase(t), MemberList: memberViews(members), Invites: inviteViews(invites), Assignments: []*AssignmentView{}}
+	v := &TeamView{TeamBase: teamBase(t), MemberList: views(members, memberView), Invites: views(invites, inviteView), Assignments: []*AssignmentView{}}
 	for _, a := range as {
 		v.Assignments = append(v.Assignments, s.assignmentView(a, lang(c)))
 	}
@@ -385,7 +385,7 @@ func (s *Server) apiInvites(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, inviteViews(list))
+	return c.JSON(http.StatusOK, views(list, inviteView))
 }
 
 func (s *Server) apiRevokeInvite(c echo.Context) error {

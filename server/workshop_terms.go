@@ -160,5 +160,5 @@ func (s *Server) apiTakeovers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, takeoverViews(list))
+	return c.JSON(http.StatusOK, views(list, takeoverView))
 }

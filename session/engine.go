@@ -178,9 +178,6 @@ func (e *Engine) OnEnd(fn func(uuid.UUID)) {
 	e.onEnd = append(e.onEnd, fn)
 }
 
-// Lab returns an installed lab by id, or nil.
-func (e *Engine) Lab(id string) *labs.Lab { return labs.Find(e.labs, id) }
-
 // SessionLab returns the lab as the session sees it, filled with the values
 // drawn at its Start; nil when the lab is no longer installed.
 func (e *Engine) SessionLab(sess *store.LabSession) *labs.Lab {

@@ -171,12 +171,6 @@ func (s *Store) queryLabSessions(ctx context.Context, sql string, args ...any) (
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*LabSession, error) { return scanLabSession(row) })
 }
 
-// TouchLabSession records learner activity, which pushes the idle deadline.
-func (s *Store) TouchLabSession(ctx context.Context, id uuid.UUID) error {
-	_, err := s.pool.Exec(ctx, `UPDATE lab_sessions SET last_activity_at = now() WHERE id = $1 AND state = 'active'`, id)
-	return wrap("record activity", err)
-}
-
 // TouchLabSessionAt records activity seen at t (never moving it back).
 func (s *Store) TouchLabSessionAt(ctx context.Context, id uuid.UUID, t time.Time) error {
 	_, err := s.pool.Exec(ctx, `UPDATE lab_sessions SET last_activity_at = greatest(last_activity_at, $2) WHERE id = $1 AND state = 'active'`, id, t)

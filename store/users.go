@@ -125,10 +125,3 @@ func (s *Store) TouchLogin(ctx context.Context, id int64) error {
 	_, err := s.pool.Exec(ctx, `UPDATE users SET last_login_at = now() WHERE id = $1`, id)
 	return err
 }
-
-// CountUsers counts accounts.
-func (s *Store) CountUsers(ctx context.Context) (int, error) {
-	var n int
-	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM users`).Scan(&n)
-	return n, err
-}

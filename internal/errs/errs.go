@@ -90,11 +90,6 @@ func (e *Error) Is(target error) bool {
 // E is an error of kind with a message.
 func E(kind Kind, msg string) *Error { return &Error{Kind: kind, Message: msg} }
 
-// Errorf is E with a formatted message.
-func Errorf(kind Kind, format string, args ...any) *Error {
-	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
-}
-
 // Keyed is an error of kind with a message and the catalog key (and
 // arguments, name then value) that say it in other languages.
 func Keyed(kind Kind, key, msg string, args ...string) *Error {

@@ -18,7 +18,6 @@ func TestKinds(t *testing.T) {
 	}{
 		{"plain", errors.New("boom"), Internal, "boom"},
 		{"E", E(NotFound, "no such lab"), NotFound, "no such lab"},
-		{"Errorf", Errorf(Invalid, "mode %q", "x"), Invalid, `mode "x"`},
 		{"wrapped", wrapped, Conflict, "store: create team: the name is taken"},
 		{"reworded", reworded, Conflict, `a team named "x" exists; pick another name`},
 		{"Keyed", Keyed(Gone, "errlabgone", "lab x is gone", "lab", "x"), Gone, "lab x is gone"},
