@@ -77,9 +77,6 @@ func WithLogger(l *slog.Logger) Option { return func(m *Manager) { m.log = l } }
 // WithStateDir sets the folder for kind's scratch kubeconfig.
 func WithStateDir(dir string) Option { return func(m *Manager) { m.stateDir = dir } }
 
-// WithNetworkPool sets the IPv4 range (a /16) sandbox networks take /24s from.
-func WithNetworkPool(cidr string) Option { return func(m *Manager) { m.pool = cidr } }
-
 // DefaultNodeImage is the image sandboxes use unless configured otherwise.
 const DefaultNodeImage = "podpath/node:latest"
 

@@ -15,8 +15,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/podpath/podpath/internal/errs"
 	"github.com/podpath/podpath/internal/names"
 	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/progress"
 	"github.com/podpath/podpath/session"
 	"github.com/podpath/podpath/store"
 )
@@ -30,22 +32,22 @@ const maxJSONBody = 64 << 10
 func bindJSON(c echo.Context, v any) error {
 	ct := c.Request().Header.Get("Content-Type")
 	if !strings.HasPrefix(ct, "application/json") {
-		return apiError(http.StatusUnsupportedMediaType, "send a JSON body with Content-Type: application/json")
+		return echo.NewHTTPError(http.StatusUnsupportedMediaType, "send a JSON body with Content-Type: application/json")
 	}
 	raw, err := io.ReadAll(io.LimitReader(c.Request().Body, maxJSONBody+1))
 	var ne net.Error
 	var he *echo.HTTPError
 	switch {
 	case errors.As(err, &ne) && ne.Timeout():
-		return apiError(http.StatusRequestTimeout, "the request body did not arrive in time; send it at once")
+		return echo.NewHTTPError(http.StatusRequestTimeout, "the request body did not arrive in time; send it at once")
 	case errors.As(err, &he):
 		return err // the 1 MB body limit
 	case err != nil:
-		return apiError(http.StatusBadRequest, "the request body could not be read: "+err.Error())
+		return errs.E(errs.Invalid, "the request body could not be read: "+err.Error())
 	case len(raw) > maxJSONBody:
-		return apiError(http.StatusRequestEntityTooLarge, fmt.Sprintf("the JSON body is too large (%d KB at most)", maxJSONBody>>10))
+		return errs.E(errs.TooLarge, fmt.Sprintf("the JSON body is too large (%d KB at most)", maxJSONBody>>10))
 	case !utf8.Valid(raw):
-		return apiError(http.StatusBadRequest, "the request body is not valid UTF-8")
+		return errs.E(errs.Invalid, "the request body is not valid UTF-8")
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -54,18 +56,18 @@ func bindJSON(c echo.Context, v any) error {
 		var te *json.UnmarshalTypeError
 		switch {
 		case errors.Is(err, io.EOF):
-			return apiError(http.StatusBadRequest, "the request body is empty; send a JSON object")
+			return errs.E(errs.Invalid, "the request body is empty; send a JSON object")
 		case errors.As(err, &se):
-			return apiError(http.StatusBadRequest, fmt.Sprintf("malformed JSON at byte %d: %v", se.Offset, err))
+			return errs.E(errs.Invalid, fmt.Sprintf("malformed JSON at byte %d: %v", se.Offset, err))
 		case errors.As(err, &te):
-			return apiError(http.StatusBadRequest, fmt.Sprintf("field %q must be a %s", te.Field, te.Type))
+			return errs.E(errs.Invalid, fmt.Sprintf("field %q must be a %s", te.Field, te.Type))
 		case strings.HasPrefix(err.Error(), "json: unknown field"):
-			return apiError(http.StatusBadRequest, strings.TrimPrefix(err.Error(), "json: ")+" in the request")
+			return errs.E(errs.Invalid, strings.TrimPrefix(err.Error(), "json: ")+" in the request")
 		}
-		return apiError(http.StatusBadRequest, "malformed JSON: "+err.Error())
+		return errs.E(errs.Invalid, "malformed JSON: "+err.Error())
 	}
 	if dec.More() {
-		return apiError(http.StatusBadRequest, "the request body must be one JSON object")
+		return errs.E(errs.Invalid, "the request body must be one JSON object")
 	}
 	return checkText(v)
 }
@@ -108,12 +110,9 @@ func (s *Server) apiLogin(c echo.Context) error {
 		return err
 	}
 	if cr.Email == "" || cr.Password == "" {
-		return apiError(http.StatusBadRequest, "send email and password")
+		return errs.E(errs.Invalid, "send email and password")
 	}
 	u, token, err := s.login(c, cr.Email, cr.Password)
-	if errors.Is(err, errBadLogin) {
-		return apiError(http.StatusUnauthorized, err.Error())
-	}
 	if err != nil {
 		return err
 	}
@@ -205,7 +204,7 @@ func (s *Server) findLab(id string) (*labs.Lab, error) {
 func (s *Server) findLabIn(id, lg string) (*labs.Lab, error) {
 	l := labs.Find(s.labs, id)
 	if l == nil {
-		return nil, apiError(http.StatusNotFound, msg(lg, "errnolab", "lab", fmt.Sprintf("%q", id)))
+		return nil, errs.E(errs.NotFound, msg(lg, "errnolab", "lab", fmt.Sprintf("%q", id)))
 	}
 	return l, nil
 }
@@ -231,7 +230,7 @@ func checkMode(mode string) (string, error) {
 	case store.ModeGuided, store.ModeChallenge:
 		return mode, nil
 	}
-	return "", apiError(http.StatusBadRequest, fmt.Sprintf(`mode %.40q is not a mode: send "guided" (the default: commands shown, with run buttons) or "challenge" (no run buttons, commands behind "show me")`, mode))
+	return "", errs.E(errs.Invalid, fmt.Sprintf(`mode %.40q is not a mode: send "guided" (the default: commands shown, with run buttons) or "challenge" (no run buttons, commands behind "show me")`, mode))
 }
 
 func (s *Server) apiStart(c echo.Context) error {
@@ -265,9 +264,9 @@ func (s *Server) apiStart(c echo.Context) error {
 		if aerr != nil {
 			return aerr
 		}
-		return &apiErr{Status: http.StatusConflict,
+		return &errs.Error{Kind: errs.Conflict, Err: err,
 			Message: msg(lang(c), "erractive", "lab", s.labTitle(active.LabID, lang(c)), "id", active.ID),
-			Extra:   map[string]any{"activeSession": map[string]string{"id": active.ID.String(), "labId": active.LabID}}}
+			Detail:  map[string]any{"activeSession": map[string]string{"id": active.ID.String(), "labId": active.LabID}}}
 	}
 	if err != nil {
 		return err
@@ -284,11 +283,11 @@ func (s *Server) apiStart(c echo.Context) error {
 func (s *Server) ownSession(c echo.Context) (*store.LabSession, error) {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
-		return nil, apiError(http.StatusBadRequest, msg(lang(c), "errsessionid", "id", fmt.Sprintf("%q", c.Param("id"))))
+		return nil, errs.E(errs.Invalid, msg(lang(c), "errsessionid", "id", fmt.Sprintf("%q", c.Param("id"))))
 	}
 	sess, err := s.store.LabSession(c.Request().Context(), id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && sess.UserID != currentUser(c).ID) {
-		return nil, apiError(http.StatusNotFound, translate("errnosession", lang(c)))
+		return nil, errs.E(errs.NotFound, translate("errnosession", lang(c)))
 	}
 	return sess, err
 }
@@ -299,7 +298,7 @@ func (s *Server) activeSession(c echo.Context) (*store.LabSession, error) {
 		return nil, err
 	}
 	if sess.State != store.SessionActive {
-		return nil, apiError(http.StatusGone, translate("errsessionended", lang(c)))
+		return nil, errs.E(errs.Gone, translate("errsessionended", lang(c)))
 	}
 	return sess, nil
 }
@@ -413,19 +412,18 @@ func (s *Server) sessionView(c echo.Context, sess *store.LabSession) (*SessionVi
 	}
 	v.LabTitle = l.Title.In(lg)
 	for i := range l.Steps {
-		st := &l.Steps[i]
-		ss := stepStatus(st, statuses[st.ID], lg)
-		if v.CurrentStep == "" && ss.Status != store.StepPassed && ss.Status != store.StepSkipped {
-			v.CurrentStep = st.ID
-		}
-		v.Steps = append(v.Steps, ss)
+		v.Steps = append(v.Steps, stepStatus(&l.Steps[i], statuses[l.Steps[i].ID], lg))
 	}
-	v.Summary = labSummary(l, s.labs, statuses, sess.CreatedAt, lg)
+	steps := progress.FromStatuses(statuses)
+	if cur := progress.Current(l, steps); cur != nil {
+		v.CurrentStep = cur.ID
+	}
+	v.Summary = labSummary(l, s.labs, steps, sess.CreatedAt, lg)
 	if v.Summary != nil && v.Workshop != nil {
 		// A workshop's lab leads to the workshop's next lab, not the catalog's.
 		v.Summary.Next = nil
 		if next := s.workshopNext(v.Workshop, l); next != nil {
-			v.Summary.Next = &NextLabView{ID: next.ID, Order: next.Order, Title: next.Title.In(lg), Summary: next.Summary.In(lg)}
+			v.Summary.Next = nextLabView(next, lg)
 		}
 	}
 	return v, nil
@@ -485,11 +483,11 @@ func (s *Server) stepView(c echo.Context, sess *store.LabSession, stepID string)
 	// and a step that names one would not render.
 	l := s.engine.SessionLab(sess)
 	if l == nil {
-		return nil, apiError(http.StatusGone, msg(lg, "errlabgone", "lab", sess.LabID))
+		return nil, errs.E(errs.Gone, msg(lg, "errlabgone", "lab", sess.LabID))
 	}
 	step := l.Step(stepID)
 	if step == nil {
-		return nil, apiError(http.StatusNotFound, msg(lg, "errnostep", "lab", l.ID, "step", fmt.Sprintf("%q", stepID)))
+		return nil, errs.E(errs.NotFound, msg(lg, "errnostep", "lab", l.ID, "step", fmt.Sprintf("%q", stepID)))
 	}
 	html, err := s.renderStep(ctx, sess, l, step.Body.In(lg), lg)
 	if err != nil {
@@ -536,7 +534,7 @@ func (s *Server) apiCheck(c echo.Context) error {
 	if req.Answer != nil {
 		answer = strings.TrimSpace(*req.Answer)
 		if len(answer) > 2000 {
-			return apiError(http.StatusBadRequest, translate("erranswerlong", lang(c)))
+			return errs.E(errs.Invalid, translate("erranswerlong", lang(c)))
 		}
 	}
 	a, err := s.engine.Attempt(c.Request().Context(), sess, c.Param("step"), answer, false)
@@ -572,11 +570,11 @@ func (s *Server) apiExtend(c echo.Context) error {
 		return err
 	}
 	if sess.WorkshopID != nil {
-		return apiError(http.StatusConflict, "a workshop's session ends with the class: its instructor can give everyone more time")
+		return errs.E(errs.Conflict, "a workshop's session ends with the class: its instructor can give everyone more time")
 	}
 	ext, err := s.store.ExtendLabSession(c.Request().Context(), sess.ID, s.cfg.Extension, s.cfg.MaxExtensions)
 	if errors.Is(err, store.ErrNotFound) {
-		return apiError(http.StatusConflict, plural(lang(c), "errextended", s.cfg.MaxExtensions))
+		return errs.E(errs.Conflict, plural(lang(c), "errextended", s.cfg.MaxExtensions))
 	}
 	if err != nil {
 		return err

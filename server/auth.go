@@ -18,6 +18,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/podpath/podpath/internal/errs"
 	"github.com/podpath/podpath/store"
 )
 
@@ -136,7 +137,7 @@ func currentWebSession(c echo.Context) *store.WebSession {
 func (s *Server) requireUserAPI(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if currentUser(c) == nil {
-			return apiError(http.StatusUnauthorized, "sign in first: POST /api/login with your email and password")
+			return errs.E(errs.Unauthenticated, "sign in first: POST /api/login with your email and password")
 		}
 		if err := checkAPICSRF(c); err != nil {
 			return err
@@ -154,7 +155,7 @@ func checkAPICSRF(c echo.Context) error {
 	}
 	got := c.Request().Header.Get(csrfHeader)
 	if subtle.ConstantTimeCompare([]byte(got), []byte(ws.CSRFToken)) != 1 {
-		return apiError(http.StatusForbidden, "missing or wrong "+csrfHeader+" header: send the csrfToken from /api/me with cookie-authenticated writes, or use Authorization: Bearer")
+		return errs.E(errs.Forbidden, "missing or wrong "+csrfHeader+" header: send the csrfToken from /api/me with cookie-authenticated writes, or use Authorization: Bearer")
 	}
 	return nil
 }
@@ -184,7 +185,7 @@ func checkPreSessionCSRF(c echo.Context) error {
 	ck, err := c.Cookie(preSessionCookie)
 	field := c.FormValue("csrf")
 	if err != nil || len(ck.Value) != 32 || subtle.ConstantTimeCompare([]byte(field), []byte(ck.Value)) != 1 {
-		return echo.NewHTTPError(http.StatusForbidden, translate("errformforeign", lang(c)))
+		return errs.E(errs.Forbidden, translate("errformforeign", lang(c)))
 	}
 	return nil
 }
@@ -203,10 +204,10 @@ func (s *Server) requireUserPage(next echo.HandlerFunc) echo.HandlerFunc {
 func checkFormCSRF(c echo.Context) error {
 	ws := currentWebSession(c)
 	if ws == nil {
-		return echo.NewHTTPError(http.StatusForbidden, translate("errsigninagain", lang(c)))
+		return errs.E(errs.Forbidden, translate("errsigninagain", lang(c)))
 	}
 	if subtle.ConstantTimeCompare([]byte(c.FormValue("csrf")), []byte(ws.CSRFToken)) != 1 {
-		return echo.NewHTTPError(http.StatusForbidden, translate("errformexpired", lang(c)))
+		return errs.E(errs.Forbidden, translate("errformexpired", lang(c)))
 	}
 	return nil
 }
@@ -246,16 +247,16 @@ const errSignupClosed = "sign-up is closed on this server: ask its admin for an 
 const errPasswordOff = "password sign-in is turned off on this server: sign in with single sign-on (the button on /login, or GET /auth/oidc/login)"
 
 // errBadLogin is the one answer to a wrong email or password.
-var errBadLogin = errors.New("wrong email or password")
+var errBadLogin = errs.E(errs.Unauthenticated, "wrong email or password")
 
 // login checks credentials and, when they match, signs the user in.
 func (s *Server) login(c echo.Context, email, password string) (*store.User, string, error) {
 	if !s.cfg.PasswordLogin {
-		return nil, "", apiError(http.StatusForbidden, errPasswordOff)
+		return nil, "", errs.E(errs.Forbidden, errPasswordOff)
 	}
 	email = strings.TrimSpace(email)
 	if !s.limiter.allow(loginKeys(clientIP(c), email)...) {
-		return nil, "", apiError(http.StatusTooManyRequests, translate("errloginrate", lang(c)))
+		return nil, "", errs.E(errs.TooMany, translate("errloginrate", lang(c)))
 	}
 	u, err := s.store.UserByEmail(c.Request().Context(), email)
 	if errors.Is(err, store.ErrNotFound) {
@@ -283,34 +284,34 @@ func (s *Server) login(c echo.Context, email, password string) (*store.User, str
 // signup creates a learner account and signs it in.
 func (s *Server) signup(c echo.Context, email, name, password string) (*store.User, string, error) {
 	if !s.cfg.PasswordLogin {
-		return nil, "", apiError(http.StatusForbidden, errPasswordOff)
+		return nil, "", errs.E(errs.Forbidden, errPasswordOff)
 	}
 	if !s.cfg.AllowSignup {
 		if s.cfg.SSO() {
-			return nil, "", apiError(http.StatusForbidden, "sign-up is closed on this server: sign in with single sign-on instead (the button on /login); your account is made at the first sign-in")
+			return nil, "", errs.E(errs.Forbidden, "sign-up is closed on this server: sign in with single sign-on instead (the button on /login); your account is made at the first sign-in")
 		}
-		return nil, "", apiError(http.StatusForbidden, errSignupClosed)
+		return nil, "", errs.E(errs.Forbidden, errSignupClosed)
 	}
 	email, err := ValidateEmail(email)
 	if err != nil {
-		return nil, "", apiError(http.StatusBadRequest, translate("errbademail", lang(c)))
+		return nil, "", errs.E(errs.Invalid, translate("errbademail", lang(c)))
 	}
 	name = strings.TrimSpace(name)
 	if name == "" {
 		name = strings.SplitN(email, "@", 2)[0]
 	}
 	if utf8.RuneCountInString(name) > 80 {
-		return nil, "", apiError(http.StatusBadRequest, translate("errnamelong", lang(c)))
+		return nil, "", errs.E(errs.Invalid, translate("errnamelong", lang(c)))
 	}
 	if err := ValidatePassword(password); err != nil {
 		key := "errpwshort"
 		if utf8.RuneCountInString(password) >= 8 {
 			key = "errpwlong"
 		}
-		return nil, "", apiError(http.StatusBadRequest, translate(key, lang(c)))
+		return nil, "", errs.E(errs.Invalid, translate(key, lang(c)))
 	}
 	if !s.limiter.allow(signupKeys(clientIP(c))...) {
-		return nil, "", apiError(http.StatusTooManyRequests, translate("errsignuprate", lang(c)))
+		return nil, "", errs.E(errs.TooMany, translate("errsignuprate", lang(c)))
 	}
 	hash, err := HashPassword(password)
 	if err != nil {
@@ -318,7 +319,7 @@ func (s *Server) signup(c echo.Context, email, name, password string) (*store.Us
 	}
 	u, err := s.store.SignUp(c.Request().Context(), email, name, hash)
 	if errors.Is(err, store.ErrEmailTaken) {
-		return nil, "", apiError(http.StatusConflict, translate("erremailtaken", lang(c)))
+		return nil, "", errs.Reword(err, translate("erremailtaken", lang(c)))
 	}
 	if err != nil {
 		return nil, "", err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/podpath/podpath/internal/browser"
 	"github.com/podpath/podpath/internal/testenv"
+	"github.com/podpath/podpath/server"
 	"github.com/podpath/podpath/store"
 )
 
@@ -24,7 +25,7 @@ func (e *env) staffNamed(t *testing.T, email, name string) *client {
 		t.Fatalf("signup %s: %d %s", email, r.status, r.body)
 	}
 	var out struct {
-		User      store.User
+		User      server.UserView
 		CSRFToken string
 	}
 	r.json(t, &out)

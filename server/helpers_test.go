@@ -193,7 +193,7 @@ func (c *client) signup(email string) int64 {
 		c.t.Fatalf("signup %s: %d %s", email, r.status, r.body)
 	}
 	var out struct {
-		User      store.User
+		User      server.UserView
 		CSRFToken string
 	}
 	r.json(c.t, &out)

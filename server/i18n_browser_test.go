@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/podpath/podpath/internal/fakesandbox"
+	"github.com/podpath/podpath/server"
 	"github.com/podpath/podpath/store"
 )
 
@@ -203,7 +204,7 @@ func TestChinesePagesInBrowser(t *testing.T) {
 	noEnglish(ictx, t, "watch")
 
 	me := grace.do("GET", "/api/me", nil)
-	var who struct{ User store.User }
+	var who struct{ User server.UserView }
 	me.json(t, &who)
 	rec := &store.Takeover{WorkshopID: w.ID, InstructorID: who.User.ID, Instructor: "葛老师", LearnerID: sess.UserID, Learner: "小明", LabSession: &sessID, Node: "controlplane"}
 	if err := e.store.StartTakeover(ctx0, rec); err != nil {

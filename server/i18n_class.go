@@ -1,7 +1,5 @@
 package server
 
-import "regexp"
-
 // The words of a class's pages beyond the lab page's own: the end of a
 // workshop as its learners and instructor see it, the take-over log, the
 // capacity note, the path diagram, provisioning stages, and the server's
@@ -341,42 +339,4 @@ var errorMessages = map[string]map[string]string{
 		"errjoinreload":     "这个浏览器已经以访客身份加入了；请刷新页面",
 		"errjoinfull":       "工作坊“{title}”的名额已满（{seats} 个）；请联系讲师",
 	},
-}
-
-// sessionErrors read the session engine's refusals (session.Error's
-// messages, in English) so that a page can say them in its language.
-var sessionErrors = []struct {
-	re   *regexp.Regexp
-	key  string
-	args []string // the names of re's groups, in order
-}{
-	{regexp.MustCompile(`^this session has ended; start the lab again$`), "errsessionended", nil},
-	{regexp.MustCompile(`^lab (\S+) is no longer installed on this server$`), "errlabgone", []string{"lab"}},
-	{regexp.MustCompile(`^lab (\S+) has no step (".*")$`), "errnostep", []string{"lab", "step"}},
-	{regexp.MustCompile(`^this step cannot be skipped$`), "errnoskip", nil},
-	{regexp.MustCompile(`^the cluster is not ready(?: yet)? \(it is (\w+)\)$`), "errnotready", []string{"state"}},
-	{regexp.MustCompile(`^only a failed cluster can be retried; this one is (\w+)$`), "errretry", []string{"state"}},
-	{regexp.MustCompile(`^the server is still finding its clusters`), "errfinding", nil},
-	{regexp.MustCompile(`^Docker does not answer \((.*)\): start dockerd`), "errdocker", []string{"why"}},
-}
-
-// localizeSessionError says an engine's refusal in the language lg; one
-// it does not know stays as the engine wrote it.
-func localizeSessionError(m, lg string) string {
-	for _, e := range sessionErrors {
-		g := e.re.FindStringSubmatch(m)
-		if g == nil {
-			continue
-		}
-		var kv []any
-		for i, name := range e.args {
-			v := g[i+1]
-			if name == "state" {
-				v = translate("wscl_"+v, lg)
-			}
-			kv = append(kv, name, v)
-		}
-		return msg(lg, e.key, kv...)
-	}
-	return m
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/podpath/podpath/internal/errs"
 	"github.com/podpath/podpath/web"
 )
 
@@ -105,21 +106,24 @@ func TestPlural(t *testing.T) {
 	}
 }
 
-// TestLocalizeSessionError: the engine's refusals read in Chinese, the
-// cluster's state included; one the table does not know stays as it was.
-func TestLocalizeSessionError(t *testing.T) {
-	for in, want := range map[string]string{
-		"this session has ended; start the lab again":             "这个会话已结束；请重新开始这个实验",
-		"the cluster is not ready yet (it is provisioning)":       "集群还没就绪（当前：创建中）",
-		"only a failed cluster can be retried; this one is ready": "只有失败的集群才能重试；这个集群当前：就绪",
-		`lab static-pods has no step "nope"`:                      `实验 static-pods 没有步骤 "nope"`,
-		"something new":                                           "something new",
+// TestLocalize: the engine's refusals (errs with a catalog key) read in
+// Chinese, the cluster's state included; one without a key stays as it was.
+func TestLocalize(t *testing.T) {
+	for _, tc := range []struct {
+		err  *errs.Error
+		want string
+	}{
+		{errs.Keyed(errs.Gone, "errsessionended", "this session has ended; start the lab again"), "这个会话已结束；请重新开始这个实验"},
+		{errs.Keyed(errs.Conflict, "errnotready", "the cluster is not ready yet (it is provisioning)", "state", "provisioning"), "集群还没就绪（当前：创建中）"},
+		{errs.Keyed(errs.Conflict, "errretry", "only a failed cluster can be retried; this one is ready", "state", "ready"), "只有失败的集群才能重试；这个集群当前：就绪"},
+		{errs.Keyed(errs.NotFound, "errnostep", `lab static-pods has no step "nope"`, "lab", "static-pods", "step", `"nope"`), `实验 static-pods 没有步骤 "nope"`},
+		{errs.E(errs.Conflict, "something new"), "something new"},
 	} {
-		if got := localizeSessionError(in, "zh"); got != want {
-			t.Errorf("localizeSessionError(%q) = %q, want %q", in, got, want)
+		if got := localize(tc.err, "zh"); got != tc.want {
+			t.Errorf("localize(%q) = %q, want %q", tc.err.Message, got, tc.want)
 		}
 	}
-	if got := localizeSessionError("the cluster is not ready (it is hibernated)", "en"); got != "the cluster is not ready yet (it is asleep)" {
+	if got := localize(errs.Keyed(errs.Conflict, "errnotready", "the cluster is not ready (it is hibernated)", "state", "hibernated"), "en"); got != "the cluster is not ready yet (it is asleep)" {
 		t.Errorf("in English: %q", got)
 	}
 }

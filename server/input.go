@@ -2,12 +2,13 @@ package server
 
 import (
 	"fmt"
-	"net/http"
 	"reflect"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/podpath/podpath/internal/errs"
 )
 
 // Text that reaches Postgres must be UTF-8 without NUL characters, or
@@ -41,7 +42,7 @@ func walkText(v reflect.Value, field string) error {
 		}
 	case reflect.String:
 		if why := badText(v.String()); why != "" {
-			return apiError(http.StatusBadRequest, fmt.Sprintf("field %q %s; remove it", field, why))
+			return errs.E(errs.Invalid, fmt.Sprintf("field %q %s; remove it", field, why))
 		}
 	case reflect.Struct:
 		t := v.Type()
@@ -98,7 +99,7 @@ func checkURLText(next echo.HandlerFunc) echo.HandlerFunc {
 		if bad == "" {
 			return next(c)
 		}
-		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("the %s must be UTF-8 without NUL characters; correct the link and try again", bad))
+		return errs.E(errs.Invalid, fmt.Sprintf("the %s must be UTF-8 without NUL characters; correct the link and try again", bad))
 	}
 }
 
@@ -113,12 +114,12 @@ func checkFormText(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		form, err := c.FormParams()
 		if err != nil {
-			return echo.NewHTTPError(http.StatusBadRequest, "the form could not be read; reload the page and try again")
+			return errs.E(errs.Invalid, "the form could not be read; reload the page and try again")
 		}
 		for k, vs := range form {
 			for _, v := range append([]string{k}, vs...) {
 				if badText(v) != "" {
-					return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("the form's %.40q field must be UTF-8 without NUL characters; correct it and send the form again", strings.ToValidUTF8(k, "?")))
+					return errs.E(errs.Invalid, fmt.Sprintf("the form's %.40q field must be UTF-8 without NUL characters; correct it and send the form again", strings.ToValidUTF8(k, "?")))
 				}
 			}
 		}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/podpath/podpath/internal/errs"
 )
 
 // HTTP deadlines (see docs/SECURITY.md).
@@ -103,7 +105,7 @@ func (sc *streamCounter) acquire(user int64) (func(), error) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	if sc.open[user] >= sc.max {
-		return nil, apiError(http.StatusTooManyRequests, fmt.Sprintf("you have %d event streams open, the most allowed: close other lab tabs and reload", sc.max))
+		return nil, errs.E(errs.TooMany, fmt.Sprintf("you have %d event streams open, the most allowed: close other lab tabs and reload", sc.max))
 	}
 	sc.open[user]++
 	var once sync.Once

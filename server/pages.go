@@ -12,7 +12,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/podpath/podpath/internal/errs"
 	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/progress"
 	"github.com/podpath/podpath/session"
 	"github.com/podpath/podpath/store"
 	"github.com/podpath/podpath/web"
@@ -41,7 +43,7 @@ func newPages() (*pages, error) {
 		"date":  dateCell,
 		"mins":  func(sec int64) string { return (time.Duration(sec) * time.Second).Round(time.Minute).String() },
 		"status": func(st, lg string) string {
-			return translate(map[string]string{progressNotStarted: "notstarted", progressInProgress: "inprogress", progressCompleted: "completed"}[st], lg)
+			return translate(map[string]string{progress.NotStarted: "notstarted", progress.InProgress: "inprogress", progress.Completed: "completed"}[st], lg)
 		},
 	}
 	for _, name := range pageNames {
@@ -212,14 +214,6 @@ func safeNext(next string) string {
 	return next
 }
 
-func formMessage(err error) string {
-	var ae *apiErr
-	if errors.As(err, &ae) {
-		return ae.Message
-	}
-	return err.Error()
-}
-
 func (s *Server) formLogin(c echo.Context) error {
 	if err := checkPreSessionCSRF(c); err != nil {
 		return err
@@ -230,11 +224,10 @@ func (s *Server) formLogin(c echo.Context) error {
 	}
 	_, _, err := s.login(c, c.FormValue("email"), c.FormValue("password"))
 	if err != nil {
-		var ae *apiErr
-		if !errors.Is(err, errBadLogin) && !errors.As(err, &ae) {
+		_, m, _, ok := refusal(err, lang(c))
+		if !ok {
 			return err
 		}
-		m := formMessage(err)
 		if errors.Is(err, errBadLogin) {
 			m = translate("errbadlogin", lang(c))
 		}
@@ -253,11 +246,11 @@ func (s *Server) formSignup(c echo.Context) error {
 	next := safeNext(c.FormValue("next"))
 	_, _, err := s.signup(c, c.FormValue("email"), c.FormValue("name"), c.FormValue("password"))
 	if err != nil {
-		var ae *apiErr
-		if !errors.As(err, &ae) {
+		status, m, _, ok := refusal(err, lang(c))
+		if !ok {
 			return err
 		}
-		return s.pages.render(c, ae.Status, "signup", s.pageData(c, map[string]any{"Error": ae.Message, "Email": c.FormValue("email"), "Name": c.FormValue("name"), "Next": next, "AllowSignup": s.cfg.AllowSignup, "FormCSRF": s.formCSRF(c)}))
+		return s.pages.render(c, status, "signup", s.pageData(c, map[string]any{"Error": m, "Email": c.FormValue("email"), "Name": c.FormValue("name"), "Next": next, "AllowSignup": s.cfg.AllowSignup, "FormCSRF": s.formCSRF(c)}))
 	}
 	return c.Redirect(http.StatusSeeOther, next)
 }
@@ -330,7 +323,7 @@ func (s *Server) pageSession(c echo.Context) error {
 	}
 	l := s.engine.SessionLab(sess)
 	if l == nil {
-		return apiError(http.StatusGone, msg(lang(c), "errlabgone", "lab", sess.LabID))
+		return errs.E(errs.Gone, msg(lang(c), "errlabgone", "lab", sess.LabID))
 	}
 	if sess.State == store.SessionActive {
 		s.engine.Touch(sess.ID)
@@ -343,7 +336,7 @@ func (s *Server) pageSession(c echo.Context) error {
 		}
 	}
 	var next *LabView
-	n := nextLab(l, s.labs)
+	n := progress.Next(l, s.labs)
 	if w := s.sessionWorkshop(c.Request().Context(), sess); w != nil {
 		n = s.workshopNext(w, l) // a workshop's lab leads to the workshop's next
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/progress"
 	"github.com/podpath/podpath/store"
 )
 
@@ -16,14 +17,8 @@ import (
 // lab sessions: what team reports, "Assigned to you" and a member's history
 // show.
 
-// Lab and assignment statuses.
-const (
-	progressNotStarted = "not_started"
-	progressInProgress = "in_progress"
-	progressCompleted  = "completed"
-)
-
-// LabProgress is a user's progress on one lab over all their sessions of it.
+// LabProgress is a user's progress on one lab over all their sessions of
+// it (progress.Lab).
 type LabProgress struct {
 	Lab    string `json:"lab"`
 	Title  string `json:"title"`
@@ -42,10 +37,16 @@ type LabProgress struct {
 	Skips    int `json:"skips"`
 }
 
+func (s *Server) labProgressView(p *progress.Lab, lg string) *LabProgress {
+	return &LabProgress{Lab: p.ID, Title: s.labTitle(p.ID, lg), Status: p.Status, CurrentStep: p.CurrentStep,
+		StartedAt: p.StartedAt, CompletedAt: p.CompletedAt, TimeSpentSeconds: int64(p.TimeSpent / time.Second),
+		Attempts: p.Attempts, Skips: p.Skips}
+}
+
 // loadProgress reads the users' lab sessions and folds them into each
-// user's progress per lab: user id → lab id → progress. It returns the
-// records too, for a history.
-func (s *Server) loadProgress(ctx context.Context, userIDs []int64, lg string) (map[int64]map[string]*LabProgress, []*store.LabRecord, error) {
+// user's progress per lab (progress.Labs): user id → lab id → progress.
+// It returns the records too, for a history.
+func (s *Server) loadProgress(ctx context.Context, userIDs []int64) (map[int64]map[string]*progress.Lab, []*store.LabRecord, error) {
 	records, err := s.store.LabRecords(ctx, userIDs)
 	if err != nil {
 		return nil, nil, err
@@ -54,73 +55,28 @@ func (s *Server) loadProgress(ctx context.Context, userIDs []int64, lg string) (
 	if err != nil {
 		return nil, nil, err
 	}
-	return s.progressOf(records, attempts, lg), records, nil
+	return progress.Labs(records, attempts, s.offered), records, nil
 }
 
-// progressOf folds lab records (oldest first) into each user's progress
-// per lab. A session ended before any check is no start. A lab is
-// completed by the first session in which every step was passed or
-// skipped, at the last of those first passes; attempts come from
-// LabAttempts (over all sessions, carried ones once).
-func (s *Server) progressOf(records []*store.LabRecord, attempts map[int64]map[string]int, lg string) map[int64]map[string]*LabProgress {
-	out := map[int64]map[string]*LabProgress{}
-	for _, r := range records {
-		l, err := s.findLab(r.LabID)
-		if err != nil || (!r.Active && len(r.Steps) == 0) {
-			continue // a lab no longer offered; a session ended untouched
-		}
-		byLab := out[r.UserID]
-		if byLab == nil {
-			byLab = map[string]*LabProgress{}
-			out[r.UserID] = byLab
-		}
-		p := byLab[l.ID]
-		if p == nil {
-			started := r.StartedAt
-			p = &LabProgress{Lab: l.ID, Title: l.Title.In(lg), Status: progressInProgress, StartedAt: &started, Attempts: attempts[r.UserID][l.ID]}
-			byLab[l.ID] = p
-		}
-		if p.Status == progressCompleted {
-			continue // the first completion counts
-		}
-		skips, current := 0, ""
-		var finished time.Time
-		for _, st := range l.Steps {
-			sr, ok := r.Steps[st.ID]
-			if !ok || sr.PassedAt == nil {
-				if current == "" {
-					current = st.ID
-				}
-				continue
-			}
-			if sr.Skipped {
-				skips++
-			}
-			if sr.PassedAt.After(finished) {
-				finished = *sr.PassedAt
-			}
-		}
-		p.Skips, p.CurrentStep = skips, current
-		if current == "" && len(l.Steps) > 0 {
-			p.Status, p.CurrentStep = progressCompleted, ""
-			p.CompletedAt = &finished
-			if d := finished.Sub(r.StartedAt); d > 0 {
-				p.TimeSpentSeconds = int64(d / time.Second)
-			}
-		}
-	}
-	return out
-}
+// offered is the lab of this id the server offers, or nil.
+func (s *Server) offered(id string) *labs.Lab { return labs.Find(s.labs, id) }
 
 // AssignmentView is an assignment with what it covers.
 type AssignmentView struct {
-	*store.Assignment
-	Title string   `json:"title"`
-	Labs  []string `json:"labs"`
+	ID        int64     `json:"id"`
+	TeamID    int64     `json:"teamId"`
+	TeamName  string    `json:"teamName"`
+	Kind      string    `json:"kind"`
+	Ref       string    `json:"ref"`
+	DueAt     time.Time `json:"dueAt"`
+	CreatedAt time.Time `json:"createdAt"`
+	Title     string    `json:"title"`
+	Labs      []string  `json:"labs"`
 }
 
 func (s *Server) assignmentView(a *store.Assignment, lg string) *AssignmentView {
-	v := &AssignmentView{Assignment: a, Title: a.Ref, Labs: []string{}}
+	v := &AssignmentView{ID: a.ID, TeamID: a.TeamID, TeamName: a.TeamName, Kind: a.Kind, Ref: a.Ref, DueAt: a.DueAt, CreatedAt: a.CreatedAt,
+		Title: a.Ref, Labs: []string{}}
 	if a.Kind == store.AssignLab {
 		if l, err := s.findLab(a.Ref); err == nil {
 			v.Labs, v.Title = []string{a.Ref}, l.Title.In(lg)
@@ -150,58 +106,29 @@ type AssignmentProgress struct {
 	Labs             []*LabProgress `json:"labs"`
 }
 
-func (s *Server) assignmentProgress(a *AssignmentView, byLab map[string]*LabProgress, now time.Time, lg string) *AssignmentProgress {
-	p := &AssignmentProgress{AssignmentID: a.ID, LabsTotal: len(a.Labs), Labs: []*LabProgress{}}
-	started := false
-	var last time.Time
-	for _, id := range a.Labs {
-		lp := byLab[id]
-		if lp == nil {
-			lp = &LabProgress{Lab: id, Status: progressNotStarted, Title: id}
-			if l, err := s.findLab(id); err == nil {
-				lp.Title = l.Title.In(lg)
-			}
-		}
-		p.Labs = append(p.Labs, lp)
-		p.Attempts += lp.Attempts
-		p.Skips += lp.Skips
-		p.TimeSpentSeconds += lp.TimeSpentSeconds
-		if lp.Status != progressNotStarted {
-			started = true
-		}
-		if lp.Status == progressCompleted {
-			p.LabsDone++
-			if lp.CompletedAt.After(last) {
-				last = *lp.CompletedAt
-			}
-		} else if p.NextLab == "" {
-			p.NextLab = id
-		}
+// assignmentProgress is a user's progress on the assignment a, from their
+// progress by lab.
+func (s *Server) assignmentProgress(a *AssignmentView, byLab map[string]*progress.Lab, now time.Time, lg string) *AssignmentProgress {
+	ap := progress.OfAssignment(a.Labs, a.DueAt, now, byLab)
+	v := &AssignmentProgress{AssignmentID: a.ID, Status: ap.Status, Overdue: ap.Overdue, LabsDone: ap.LabsDone, LabsTotal: ap.LabsTotal,
+		NextLab: ap.NextLab, CompletedAt: ap.CompletedAt, Attempts: ap.Attempts, Skips: ap.Skips, Labs: []*LabProgress{}}
+	for _, lp := range ap.Labs {
+		lv := s.labProgressView(lp, lg)
+		v.Labs = append(v.Labs, lv)
+		v.TimeSpentSeconds += lv.TimeSpentSeconds // whole seconds of each lab, as the labs show them
 	}
-	switch {
-	case p.LabsTotal > 0 && p.LabsDone == p.LabsTotal:
-		p.Status = progressCompleted
-		p.CompletedAt = &last
-	case started:
-		p.Status = progressInProgress
-	default:
-		p.Status = progressNotStarted
-	}
-	// Work this server no longer offers (a removed lab or track) is not
-	// overdue, and has nothing to start.
-	p.Overdue = p.Status != progressCompleted && p.LabsTotal > 0 && now.After(a.DueAt)
-	return p
+	return v
 }
 
 // ReportMember is a member's row of a team report.
 type ReportMember struct {
-	*store.TeamMemberRow
+	MemberView
 	Assignments []*AssignmentProgress `json:"assignments"`
 }
 
 // TeamReport is GET /api/teams/{id}/report.
 type TeamReport struct {
-	Team        *store.Team       `json:"team"`
+	Team        *TeamBase         `json:"team"`
 	GeneratedAt time.Time         `json:"generatedAt"`
 	Assignments []*AssignmentView `json:"assignments"`
 	Members     []*ReportMember   `json:"members"`
@@ -226,17 +153,17 @@ func (s *Server) teamReport(c echo.Context) (*TeamReport, error) {
 	for _, m := range members {
 		ids = append(ids, m.UserID)
 	}
-	prog, _, err := s.loadProgress(ctx, ids, lg)
+	prog, _, err := s.loadProgress(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
 	now := time.Now()
-	r := &TeamReport{Team: t, GeneratedAt: now.UTC(), Assignments: []*AssignmentView{}, Members: []*ReportMember{}}
+	r := &TeamReport{Team: teamView(t), GeneratedAt: now.UTC(), Assignments: []*AssignmentView{}, Members: []*ReportMember{}}
 	for _, a := range as {
 		r.Assignments = append(r.Assignments, s.assignmentView(a, lg))
 	}
 	for _, m := range members {
-		rm := &ReportMember{TeamMemberRow: m, Assignments: []*AssignmentProgress{}}
+		rm := &ReportMember{MemberView: memberView(m), Assignments: []*AssignmentProgress{}}
 		for _, a := range r.Assignments {
 			rm.Assignments = append(rm.Assignments, s.assignmentProgress(a, prog[m.UserID], now, lg))
 		}
@@ -302,7 +229,7 @@ func (s *Server) myAssignments(c echo.Context, u *store.User) ([]*MyAssignment, 
 	if err != nil || len(as) == 0 {
 		return []*MyAssignment{}, err
 	}
-	all, _, err := s.loadProgress(ctx, []int64{u.ID}, lg)
+	all, _, err := s.loadProgress(ctx, []int64{u.ID})
 	if err != nil {
 		return nil, err
 	}
@@ -348,35 +275,20 @@ type History struct {
 
 func (s *Server) history(c echo.Context, u *store.User) (*History, error) {
 	lg := lang(c)
-	all, records, err := s.loadProgress(c.Request().Context(), []int64{u.ID}, lg)
+	all, records, err := s.loadProgress(c.Request().Context(), []int64{u.ID})
 	if err != nil {
 		return nil, err
 	}
 	h := &History{Sessions: []*HistoryEntry{}, Labs: []*LabProgress{}}
-	for i := len(records) - 1; i >= 0; i-- {
-		r := records[i]
-		e := &HistoryEntry{Session: r.SessionID.String(), Lab: r.LabID, Title: r.LabID, Active: r.Active, StartedAt: r.StartedAt, EndedAt: r.EndedAt}
-		if l, err := s.findLab(r.LabID); err == nil {
-			e.Title, e.Steps = l.Title.In(lg), len(l.Steps)
-			for _, st := range l.Steps {
-				if sr, ok := r.Steps[st.ID]; ok {
-					e.Attempts += sr.Attempts
-					if sr.PassedAt != nil {
-						e.StepsDone++
-					}
-					if sr.Skipped {
-						e.Skips++
-					}
-				}
-			}
-			e.Completed = e.Steps > 0 && e.StepsDone == e.Steps
-		}
-		h.Sessions = append(h.Sessions, e)
+	for _, e := range progress.History(records, s.offered) {
+		h.Sessions = append(h.Sessions, &HistoryEntry{Session: e.Session.String(), Lab: e.Lab, Title: s.labTitle(e.Lab, lg), Active: e.Active,
+			StartedAt: e.StartedAt, EndedAt: e.EndedAt, StepsDone: e.StepsDone, Steps: e.Steps, Attempts: e.Attempts, Skips: e.Skips,
+			Completed: e.Completed})
 	}
 	prog := all[u.ID]
 	for _, l := range s.labs {
 		if p := prog[l.ID]; p != nil {
-			h.Labs = append(h.Labs, p)
+			h.Labs = append(h.Labs, s.labProgressView(p, lg))
 		}
 	}
 	return h, nil

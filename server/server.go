@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/podpath/podpath/internal/errs"
 	"github.com/podpath/podpath/labs"
 	"github.com/podpath/podpath/session"
 	"github.com/podpath/podpath/store"
@@ -203,7 +204,7 @@ func (s *Server) routes() *echo.Echo {
 	staff.GET("/:id/learners/:learner/terminal/:node", s.apiWorkshopTerminal, clusterWork)
 	s.teamRoutes(auth)
 	api.Any("/*", func(c echo.Context) error {
-		return apiError(http.StatusNotFound, fmt.Sprintf("no API endpoint %s %s; see docs/API.md", c.Request().Method, c.Request().URL.Path))
+		return errs.E(errs.NotFound, fmt.Sprintf("no API endpoint %s %s; see docs/API.md", c.Request().Method, c.Request().URL.Path))
 	})
 	return e
 }
@@ -246,17 +247,14 @@ func (s *Server) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		u := currentUser(c)
 		if u == nil {
-			return apiError(http.StatusUnauthorized, "sign in as an admin (or send an admin's Authorization: Bearer token); PODPATH_METRICS_LISTEN serves /metrics on a private address instead")
+			return errs.E(errs.Unauthenticated, "sign in as an admin (or send an admin's Authorization: Bearer token); PODPATH_METRICS_LISTEN serves /metrics on a private address instead")
 		}
 		if u.Role != store.RoleAdmin {
-			return apiError(http.StatusForbidden, "only admins may read this")
+			return errs.E(errs.Forbidden, "only admins may read this")
 		}
 		return next(c)
 	}
 }
-
-// Handler is the server's HTTP handler (for tests).
-func (s *Server) Handler() http.Handler { return s.echo }
 
 // Serve serves HTTP until ctx ends (package app runs the engine, the
 // event bus and the webhook dispatcher beside it). At the end it shuts down
@@ -355,77 +353,7 @@ func (s *Server) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// apiErr is an error that reaches an API client as {"error": message}.
-type apiErr struct {
-	Status  int
-	Message string
-	Extra   map[string]any
-}
-
-func (e *apiErr) Error() string { return e.Message }
-
-func apiError(status int, msg string) error { return &apiErr{Status: status, Message: msg} }
-
-func (s *Server) errorHandler(err error, c echo.Context) {
-	if c.Response().Committed {
-		return
-	}
-	lg := lang(c)
-	status, msg := http.StatusInternalServerError, translate("errinternal", lg)
-	var extra map[string]any
-	var ae *apiErr
-	var he *echo.HTTPError
-	var se *session.Error
-	switch {
-	case errors.As(err, &se):
-		status, msg = sessionStatus(se.Kind), localizeSessionError(se.Message, lg)
-	case errors.Is(err, store.ErrNotFound):
-		status, msg = http.StatusNotFound, translate("errnotfound", lg)
-	case errors.As(err, &ae):
-		status, msg, extra = ae.Status, ae.Message, ae.Extra
-	case errors.As(err, &he):
-		status = he.Code
-		msg = fmt.Sprint(he.Message)
-		switch status {
-		case http.StatusRequestEntityTooLarge:
-			msg = translate("errtoolarge", lg)
-		case http.StatusNotFound, http.StatusMethodNotAllowed:
-			if msg == http.StatusText(status) { // echo's own: no such route
-				msg = translate("errnopage", lg)
-			}
-		}
-	default:
-		s.log.Error("request failed", "path", c.Request().URL.Path, "err", err)
-	}
-	if isAPI(c) {
-		body := map[string]any{"error": msg}
-		for k, v := range extra {
-			body[k] = v
-		}
-		_ = c.JSON(status, body)
-		return
-	}
-	_ = s.pages.render(c, status, "error", s.pageData(c, map[string]any{"Status": status, "Message": msg}))
-}
-
 func isAPI(c echo.Context) bool {
 	p := c.Request().URL.Path
 	return len(p) >= 4 && p[:4] == "/api"
-}
-
-// sessionStatus maps the engine's kinds of error to HTTP statuses.
-func sessionStatus(kind error) int {
-	switch kind {
-	case session.ErrNotFound:
-		return http.StatusNotFound
-	case session.ErrConflict:
-		return http.StatusConflict
-	case session.ErrGone:
-		return http.StatusGone
-	case session.ErrForbidden:
-		return http.StatusForbidden
-	case session.ErrUnavailable:
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
 }

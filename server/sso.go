@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"golang.org/x/oauth2"
 
+	"github.com/podpath/podpath/internal/errs"
 	"github.com/podpath/podpath/store"
 )
 
@@ -106,7 +107,7 @@ func (s *Server) ssoFail(c echo.Context, status int, key string, repl ...string)
 }
 
 func (s *Server) ssoNotConfigured() error {
-	return echo.NewHTTPError(http.StatusNotFound, "single sign-on is not configured on this server (PODPATH_OIDC_ISSUER); sign in with your password at /login")
+	return errs.E(errs.NotFound, "single sign-on is not configured on this server (PODPATH_OIDC_ISSUER); sign in with your password at /login")
 }
 
 // ssoLogin sends the browser to the provider.
@@ -419,7 +420,7 @@ func (s *Server) apiMyTeams(c echo.Context) error {
 		Assignments []*MyAssignment `json:"assignments"`
 	}{Teams: []TeamListItem{}, Assignments: as}
 	for i, t := range teams {
-		out.Teams = append(out.Teams, TeamListItem{Team: t, Role: roles[i]})
+		out.Teams = append(out.Teams, teamListItem(t, roles[i]))
 	}
 	return c.JSON(http.StatusOK, out)
 }

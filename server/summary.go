@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/podpath/podpath/labs"
-	"github.com/podpath/podpath/store"
+	"github.com/podpath/podpath/progress"
 )
 
 // SummaryView is the end of a lab, in a session whose every step is passed
@@ -30,55 +30,33 @@ type NextLabView struct {
 	Summary string `json:"summary"`
 }
 
-// labSummary is the end of lab l for a session started at started with
-// these step statuses, or nil while a step is still to do or failed.
-// catalog is every lab the server offers, for the next one.
-func labSummary(l *labs.Lab, catalog []*labs.Lab, statuses map[string]store.StepStatus, started time.Time, lg string) *SummaryView {
-	if len(l.Steps) == 0 {
+// labSummary shows the end of lab l (progress.Summarize) for a session
+// started at started with these steps, or nil while a step is still to do
+// or failed. catalog is every lab the server offers, for the next one.
+func labSummary(l *labs.Lab, catalog []*labs.Lab, steps progress.Steps, started time.Time, lg string) *SummaryView {
+	sum := progress.Summarize(l, steps, started)
+	if sum == nil {
 		return nil
 	}
-	sum := &SummaryView{Passed: []StepBase{}, Skipped: []StepBase{}, Takeaways: l.Takeaways.Lines(lg)}
-	if sum.Takeaways == nil {
-		sum.Takeaways = []string{}
+	v := &SummaryView{Passed: stepBases(sum.Passed, lg), Skipped: stepBases(sum.Skipped, lg), FinishedAt: sum.FinishedAt,
+		DurationMS: sum.Duration.Milliseconds(), Takeaways: l.Takeaways.Lines(lg)}
+	if v.Takeaways == nil {
+		v.Takeaways = []string{}
 	}
-	for _, st := range l.Steps {
-		status, ok := statuses[st.ID]
-		if !ok {
-			return nil
-		}
-		base := StepBase{ID: st.ID, Title: st.Title.In(lg), Layers: st.Layers}
-		switch status.Status {
-		case store.StepPassed:
-			sum.Passed = append(sum.Passed, base)
-		case store.StepSkipped:
-			sum.Skipped = append(sum.Skipped, base)
-		default:
-			return nil
-		}
-		if status.UpdatedAt.After(sum.FinishedAt) {
-			sum.FinishedAt = status.UpdatedAt
-		}
+	if next := progress.Next(l, catalog); next != nil {
+		v.Next = nextLabView(next, lg)
 	}
-	if d := sum.FinishedAt.Sub(started); d > 0 {
-		sum.DurationMS = d.Milliseconds()
-	}
-	if next := nextLab(l, catalog); next != nil {
-		sum.Next = &NextLabView{ID: next.ID, Order: next.Order, Title: next.Title.In(lg), Summary: next.Summary.In(lg)}
-	}
-	return sum
+	return v
 }
 
-// nextLab is the lab with the next order after l's (the lowest order above
-// it, the first id among equals), or nil after the track's last lab.
-func nextLab(l *labs.Lab, catalog []*labs.Lab) *labs.Lab {
-	var next *labs.Lab
-	for _, c := range catalog {
-		if c.Order <= l.Order {
-			continue
-		}
-		if next == nil || c.Order < next.Order || (c.Order == next.Order && c.ID < next.ID) {
-			next = c
-		}
+func stepBases(steps []*labs.Step, lg string) []StepBase {
+	out := make([]StepBase, 0, len(steps))
+	for _, st := range steps {
+		out = append(out, StepBase{ID: st.ID, Title: st.Title.In(lg), Layers: st.Layers})
 	}
-	return next
+	return out
+}
+
+func nextLabView(l *labs.Lab, lg string) *NextLabView {
+	return &NextLabView{ID: l.ID, Order: l.Order, Title: l.Title.In(lg), Summary: l.Summary.In(lg)}
 }

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/podpath/podpath/internal/errs"
 	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/progress"
 	"github.com/podpath/podpath/store"
 )
 
@@ -49,15 +51,15 @@ func TestLabSummary(t *testing.T) {
 		"b": {StepID: "b", Status: store.StepSkipped, UpdatedAt: at(31)},
 		"c": {StepID: "c", Status: store.StepPassed, UpdatedAt: at(12)},
 	}
-	if s := labSummary(l, catalog, statuses, started, "en"); s != nil {
+	if s := labSummary(l, catalog, progress.FromStatuses(statuses), started, "en"); s != nil {
 		t.Fatalf("a summary with step d to do: %+v", s)
 	}
 	statuses["d"] = store.StepStatus{StepID: "d", Status: store.StepFailed, UpdatedAt: at(20)}
-	if s := labSummary(l, catalog, statuses, started, "en"); s != nil {
+	if s := labSummary(l, catalog, progress.FromStatuses(statuses), started, "en"); s != nil {
 		t.Fatalf("a summary with step d failed: %+v", s)
 	}
 	statuses["d"] = store.StepStatus{StepID: "d", Status: store.StepSkipped, UpdatedAt: at(24)}
-	s := labSummary(l, catalog, statuses, started, "en")
+	s := labSummary(l, catalog, progress.FromStatuses(statuses), started, "en")
 	if s == nil {
 		t.Fatal("no summary once every step is passed or skipped")
 	}
@@ -78,7 +80,7 @@ func TestLabSummary(t *testing.T) {
 		t.Errorf("next lab %+v, want two-a (order 2, first id)", s.Next)
 	}
 
-	zh := labSummary(l, catalog, statuses, started, "zh")
+	zh := labSummary(l, catalog, progress.FromStatuses(statuses), started, "zh")
 	if strings.Join(zh.Takeaways, "|") != "第一点。|第二点。" || zh.Passed[0].Title != "第 a 步" || zh.Next.Title != "实验 two-a" {
 		t.Errorf("Chinese summary: %+v", zh)
 	}
@@ -86,11 +88,11 @@ func TestLabSummary(t *testing.T) {
 	// The track's last lab has no next one; a lab with no takeaways has none.
 	last := testLab("last", 7, "a")
 	last.Order = 9
-	s = labSummary(last, append(catalog, last), map[string]store.StepStatus{"a": {Status: store.StepPassed, UpdatedAt: at(3)}}, started, "en")
+	s = labSummary(last, append(catalog, last), progress.FromStatuses(map[string]store.StepStatus{"a": {Status: store.StepPassed, UpdatedAt: at(3)}}), started, "en")
 	if s == nil || s.Next != nil || len(s.Takeaways) != 0 || s.Takeaways == nil || ids(s.Passed) != "a" || len(s.Skipped) != 0 {
 		t.Errorf("summary of the last lab: %+v", s)
 	}
-	if n := nextLab(catalog[0], catalog); n != nil {
+	if n := progress.Next(catalog[0], catalog); n != nil {
 		t.Errorf("after order 7 comes %s", n.ID)
 	}
 }
@@ -176,8 +178,8 @@ func TestCheckMode(t *testing.T) {
 	}
 	for _, bad := range []string{"Challenge", "expert", " guided", strings.Repeat("x", 500)} {
 		_, err := checkMode(bad)
-		ae, ok := err.(*apiErr)
-		if !ok || ae.Status != 400 || !strings.Contains(ae.Message, `"guided"`) || !strings.Contains(ae.Message, `"challenge"`) || len(ae.Message) > 300 {
+		e, ok := err.(*errs.Error)
+		if !ok || statusOfKind(e.Kind) != 400 || !strings.Contains(e.Message, `"guided"`) || !strings.Contains(e.Message, `"challenge"`) || len(e.Message) > 300 {
 			t.Errorf("checkMode(%.20q): %v", bad, err)
 		}
 	}
@@ -216,7 +218,7 @@ func TestPagesShowModeAndNextLab(t *testing.T) {
 		t.Fatal(ps)
 	}
 	first := all[0]
-	next := labView(nextLab(first, all), "en")
+	next := labView(progress.Next(first, all), "en")
 	if next.ID != all[1].ID {
 		t.Fatalf("next of %s is %s", first.ID, next.ID)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/podpath/podpath/internal/errs"
 	"github.com/podpath/podpath/store"
 )
 
@@ -164,12 +165,12 @@ func (s *Server) formJoinTeam(c echo.Context) error {
 	if err := checkFormCSRF(c); err != nil {
 		return err
 	}
-	_, status, key, err := s.acceptInvite(c.Request().Context(), c.Param("token"), currentUser(c))
+	_, err := s.acceptInvite(c.Request().Context(), c.Param("token"), currentUser(c))
+	if e, ok := errs.As(err); ok && e.Key != "" {
+		return s.pages.render(c, statusOfKind(e.Kind), "invite", s.pageData(c, map[string]any{"Error": localize(e, lang(c))}))
+	}
 	if err != nil {
 		return err
-	}
-	if key != "" {
-		return s.pages.render(c, status, "invite", s.pageData(c, map[string]any{"Error": translate(key, lang(c))}))
 	}
 	return c.Redirect(http.StatusSeeOther, "/")
 }
@@ -186,12 +187,13 @@ type assignOption struct{ Value, Label string }
 func (s *Server) renderTeam(c echo.Context, status int, extra map[string]any) error {
 	r, err := s.teamReport(c)
 	if err != nil {
-		if ae, ok := err.(*apiErr); ok {
+		if e, ok := err.(*errs.Error); ok && e.Kind != errs.Internal {
 			key := "teamneedlead"
-			if ae.Status != http.StatusForbidden {
+			if e.Kind != errs.Forbidden {
 				key = "noteam"
 			}
-			return s.pages.render(c, ae.Status, "error", s.pageData(c, map[string]any{"Status": ae.Status, "Message": translate(key, lang(c))}))
+			status := statusOfKind(e.Kind)
+			return s.pages.render(c, status, "error", s.pageData(c, map[string]any{"Status": status, "Message": translate(key, lang(c))}))
 		}
 		return err
 	}
@@ -227,9 +229,8 @@ func (s *Server) teamForm(c echo.Context, fn func(t *store.Team) (map[string]any
 	}
 	extra, err := fn(t)
 	if err != nil {
-		var ae *apiErr
-		if errors.As(err, &ae) {
-			return s.renderTeam(c, ae.Status, map[string]any{"Error": ae.Message})
+		if status, m, _, ok := refusal(err, lang(c)); ok {
+			return s.renderTeam(c, status, map[string]any{"Error": m})
 		}
 		return err
 	}
@@ -265,7 +266,7 @@ func (s *Server) formInvite(c echo.Context) error {
 		hours, _ := strconv.Atoi(c.FormValue("hours"))
 		uses, _ := strconv.Atoi(c.FormValue("uses"))
 		if c.FormValue("hours") != "" && hours == 0 || c.FormValue("uses") != "" && uses == 0 {
-			return nil, apiError(http.StatusBadRequest, "write the hours and uses as whole numbers above 0")
+			return nil, errs.E(errs.Invalid, "write the hours and uses as whole numbers above 0")
 		}
 		inv, err := s.createInvite(c, t, inviteRequest{ExpiresInHours: hours, MaxUses: uses, AllowedDomain: c.FormValue("domain")})
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/podpath/podpath/internal/errs"
 	"github.com/podpath/podpath/store"
 )
 
@@ -48,7 +49,7 @@ func (s *Server) teamRoutes(auth *echo.Group) {
 func pathID(c echo.Context, name, what string) (int64, error) {
 	id, err := strconv.ParseInt(c.Param(name), 10, 64)
 	if err != nil || id <= 0 {
-		return 0, apiError(http.StatusBadRequest, fmt.Sprintf("%.40q is not a %s id (a number)", c.Param(name), what))
+		return 0, errs.E(errs.Invalid, fmt.Sprintf("%.40q is not a %s id (a number)", c.Param(name), what))
 	}
 	return id, nil
 }
@@ -64,7 +65,7 @@ func (s *Server) teamFor(c echo.Context) (*store.Team, error) {
 	ctx := c.Request().Context()
 	t, err := s.store.TeamByID(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, apiError(http.StatusNotFound, fmt.Sprintf("no team %d; GET /api/teams lists yours", id))
+		return nil, errs.Reword(err, fmt.Sprintf("no team %d; GET /api/teams lists yours", id))
 	}
 	if err != nil {
 		return nil, err
@@ -79,7 +80,7 @@ func (s *Server) teamFor(c echo.Context) (*store.Team, error) {
 	}
 	if role != store.TeamLead {
 		// The team's name is not said: anyone signed in could list them.
-		return nil, apiError(http.StatusForbidden, fmt.Sprintf("only the leads of team %d and admins can do this", t.ID))
+		return nil, errs.E(errs.Forbidden, fmt.Sprintf("only the leads of team %d and admins can do this", t.ID))
 	}
 	return t, nil
 }
@@ -97,10 +98,10 @@ func (s *Server) apiCreateTeam(c echo.Context) error {
 	}
 	req.Name, req.SSOGroup = strings.TrimSpace(req.Name), strings.TrimSpace(req.SSOGroup)
 	if req.Name == "" || len(req.Name) > 100 {
-		return apiError(http.StatusBadRequest, `"name" is required: the team's name, up to 100 characters`)
+		return errs.E(errs.Invalid, `"name" is required: the team's name, up to 100 characters`)
 	}
 	if len(req.SSOGroup) > 200 {
-		return apiError(http.StatusBadRequest, `"ssoGroup" can have at most 200 characters`)
+		return errs.E(errs.Invalid, `"ssoGroup" can have at most 200 characters`)
 	}
 	ctx := c.Request().Context()
 	// Every lead must have an account before anything is written.
@@ -108,22 +109,22 @@ func (s *Server) apiCreateTeam(c echo.Context) error {
 	for _, email := range req.Leads {
 		u, err := s.store.UserByEmail(ctx, strings.TrimSpace(email))
 		if errors.Is(err, store.ErrNotFound) {
-			return apiError(http.StatusBadRequest, fmt.Sprintf("lead %.100q has no account; create it first with: PODPATH_PASSWORD=… podpath user create --email %.100s (or let them sign in once by single sign-on)", email, email))
+			return errs.E(errs.Invalid, fmt.Sprintf("lead %.100q has no account; create it first with: PODPATH_PASSWORD=… podpath user create --email %.100s (or let them sign in once by single sign-on)", email, email))
 		}
 		if err != nil {
 			return err
 		}
 		if u.GuestWorkshop != 0 {
-			return apiError(http.StatusBadRequest, fmt.Sprintf("%.100q is a workshop guest and cannot lead a team", email))
+			return errs.E(errs.Invalid, fmt.Sprintf("%.100q is a workshop guest and cannot lead a team", email))
 		}
 		leads = append(leads, u)
 	}
 	t, err := s.store.CreateTeam(ctx, req.Name, req.SSOGroup, currentUser(c).ID)
 	switch {
 	case errors.Is(err, store.ErrTeamNameTaken):
-		return apiError(http.StatusConflict, fmt.Sprintf("a team named %q exists; pick another name", req.Name))
+		return errs.Reword(err, fmt.Sprintf("a team named %q exists; pick another name", req.Name))
 	case errors.Is(err, store.ErrSSOGroupTaken):
-		return apiError(http.StatusConflict, fmt.Sprintf("another team is mapped to the group %q; a group maps to one team", req.SSOGroup))
+		return errs.Reword(err, fmt.Sprintf("another team is mapped to the group %q; a group maps to one team", req.SSOGroup))
 	case err != nil:
 		return err
 	}
@@ -136,7 +137,7 @@ func (s *Server) apiCreateTeam(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, t)
+	return c.JSON(http.StatusCreated, teamView(t))
 }
 
 func (s *Server) apiSetTeamGroup(c echo.Context) error {
@@ -151,11 +152,11 @@ func (s *Server) apiSetTeamGroup(c echo.Context) error {
 		return err
 	}
 	if len(req.SSOGroup) > 200 {
-		return apiError(http.StatusBadRequest, `"ssoGroup" can have at most 200 characters`)
+		return errs.E(errs.Invalid, `"ssoGroup" can have at most 200 characters`)
 	}
 	err = s.store.SetTeamSSOGroup(c.Request().Context(), t.ID, strings.TrimSpace(req.SSOGroup))
 	if errors.Is(err, store.ErrSSOGroupTaken) {
-		return apiError(http.StatusConflict, fmt.Sprintf("another team is mapped to the group %q; a group maps to one team", req.SSOGroup))
+		return errs.Reword(err, fmt.Sprintf("another team is mapped to the group %q; a group maps to one team", req.SSOGroup))
 	}
 	if err != nil {
 		return err
@@ -164,7 +165,7 @@ func (s *Server) apiSetTeamGroup(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, t)
+	return c.JSON(http.StatusOK, teamView(t))
 }
 
 func (s *Server) apiAddTeamMember(c echo.Context) error {
@@ -183,18 +184,18 @@ func (s *Server) apiAddTeamMember(c echo.Context) error {
 		req.Role = store.TeamMember
 	}
 	if req.Role != store.TeamMember && req.Role != store.TeamLead {
-		return apiError(http.StatusBadRequest, fmt.Sprintf(`"role" %.20q: use "member" or "lead"`, req.Role))
+		return errs.E(errs.Invalid, fmt.Sprintf(`"role" %.20q: use "member" or "lead"`, req.Role))
 	}
 	ctx := c.Request().Context()
 	u, err := s.store.UserByEmail(ctx, strings.TrimSpace(req.Email))
 	if errors.Is(err, store.ErrNotFound) {
-		return apiError(http.StatusBadRequest, fmt.Sprintf("%.100q has no account; create it first with: PODPATH_PASSWORD=… podpath user create --email %.100s (or let them sign in once by single sign-on)", req.Email, req.Email))
+		return errs.E(errs.Invalid, fmt.Sprintf("%.100q has no account; create it first with: PODPATH_PASSWORD=… podpath user create --email %.100s (or let them sign in once by single sign-on)", req.Email, req.Email))
 	}
 	if err != nil {
 		return err
 	}
 	if u.GuestWorkshop != 0 {
-		return apiError(http.StatusBadRequest, fmt.Sprintf("%.100q is a workshop guest and cannot join a team", req.Email))
+		return errs.E(errs.Invalid, fmt.Sprintf("%.100q is a workshop guest and cannot join a team", req.Email))
 	}
 	if err := s.store.AddTeamMember(ctx, t.ID, u.ID, req.Role, store.ViaAdmin); err != nil {
 		return err
@@ -209,7 +210,7 @@ func (s *Server) apiAddTeamMember(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, members)
+	return c.JSON(http.StatusOK, views(members, memberView))
 }
 
 func (s *Server) apiRemoveTeamMember(c echo.Context) error {
@@ -227,7 +228,7 @@ func (s *Server) apiRemoveTeamMember(c echo.Context) error {
 		return err
 	}
 	if role == store.TeamLead && currentUser(c).Role != store.RoleAdmin {
-		return apiError(http.StatusForbidden, "only admins remove a team's leads")
+		return errs.E(errs.Forbidden, "only admins remove a team's leads")
 	}
 	if err := s.store.RemoveTeamMember(ctx, t.ID, uid); err != nil {
 		return err
@@ -237,9 +238,13 @@ func (s *Server) apiRemoveTeamMember(c echo.Context) error {
 
 // TeamListItem is a team as GET /api/teams lists it.
 type TeamListItem struct {
-	*store.Team
+	TeamBase
 	// Role is the user's role in it; "" for an admin who is not a member.
 	Role string `json:"role"`
+}
+
+func teamListItem(t *store.Team, role string) TeamListItem {
+	return TeamListItem{TeamBase: teamBase(t), Role: role}
 }
 
 func (s *Server) apiTeams(c echo.Context) error {
@@ -252,7 +257,7 @@ func (s *Server) apiTeams(c echo.Context) error {
 	out := []TeamListItem{}
 	seen := map[int64]bool{}
 	for i, t := range mine {
-		out = append(out, TeamListItem{Team: t, Role: roles[i]})
+		out = append(out, teamListItem(t, roles[i]))
 		seen[t.ID] = true
 	}
 	if u.Role == store.RoleAdmin {
@@ -262,7 +267,7 @@ func (s *Server) apiTeams(c echo.Context) error {
 		}
 		for _, t := range all {
 			if !seen[t.ID] {
-				out = append(out, TeamListItem{Team: t})
+				out = append(out, teamListItem(t, ""))
 			}
 		}
 	}
@@ -271,10 +276,10 @@ func (s *Server) apiTeams(c echo.Context) error {
 
 // TeamView is a team for its leads: members, assignments, invites.
 type TeamView struct {
-	*store.Team
-	MemberList  []*store.TeamMemberRow `json:"memberList"`
-	Assignments []*AssignmentView      `json:"assignments"`
-	Invites     []*store.Invite        `json:"invites"`
+	TeamBase
+	MemberList  []MemberView      `json:"memberList"`
+	Assignments []*AssignmentView `json:"assignments"`
+	Invites     []InviteView      `json:"invites"`
 }
 
 func (s *Server) apiTeam(c echo.Context) error {
@@ -295,13 +300,7 @@ func (s *Server) apiTeam(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := &TeamView{Team: t, MemberList: members, Invites: invites, Assignments: []*AssignmentView{}}
-	if v.MemberList == nil {
-		v.MemberList = []*store.TeamMemberRow{}
-	}
-	if v.Invites == nil {
-		v.Invites = []*store.Invite{}
-	}
+	v := &TeamView{TeamBase: teamBase(t), MemberList: views(members, memberView), Invites: views(invites, inviteView), Assignments: []*AssignmentView{}}
 	for _, a := range as {
 		v.Assignments = append(v.Assignments, s.assignmentView(a, lang(c)))
 	}
@@ -316,7 +315,7 @@ type inviteRequest struct {
 
 // InviteCreated is a new invite with its link, shown this once.
 type InviteCreated struct {
-	*store.Invite
+	InviteView
 	URL   string `json:"url"`
 	Token string `json:"token"`
 }
@@ -347,21 +346,21 @@ func (s *Server) createInvite(c echo.Context, t *store.Team, req inviteRequest) 
 		req.MaxUses = defaultInviteUses
 	}
 	if req.ExpiresInHours < 1 || req.ExpiresInHours > maxInviteHours {
-		return nil, apiError(http.StatusBadRequest, fmt.Sprintf(`"expiresInHours" is %d: use 1 to %d (default %d, a week)`, req.ExpiresInHours, maxInviteHours, defaultInviteHours))
+		return nil, errs.E(errs.Invalid, fmt.Sprintf(`"expiresInHours" is %d: use 1 to %d (default %d, a week)`, req.ExpiresInHours, maxInviteHours, defaultInviteHours))
 	}
 	if req.MaxUses < 1 || req.MaxUses > maxInviteUses {
-		return nil, apiError(http.StatusBadRequest, fmt.Sprintf(`"maxUses" is %d: use 1 to %d (default %d)`, req.MaxUses, maxInviteUses, defaultInviteUses))
+		return nil, errs.E(errs.Invalid, fmt.Sprintf(`"maxUses" is %d: use 1 to %d (default %d)`, req.MaxUses, maxInviteUses, defaultInviteUses))
 	}
 	domain := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(req.AllowedDomain), "@"))
 	if domain != "" && (!strings.Contains(domain, ".") || strings.ContainsAny(domain, "@/ \t") || len(domain) > 253) {
-		return nil, apiError(http.StatusBadRequest, fmt.Sprintf(`"allowedDomain" %.60q is not a domain; write it like example.com`, req.AllowedDomain))
+		return nil, errs.E(errs.Invalid, fmt.Sprintf(`"allowedDomain" %.60q is not a domain; write it like example.com`, req.AllowedDomain))
 	}
 	token := randomToken(24)
 	inv, err := s.store.CreateInvite(c.Request().Context(), t.ID, token, time.Now().Add(time.Duration(req.ExpiresInHours)*time.Hour), req.MaxUses, domain, currentUser(c).ID)
 	if err != nil {
 		return nil, err
 	}
-	return &InviteCreated{Invite: inv, Token: token, URL: s.publicBase(c) + "/invite/" + token}, nil
+	return &InviteCreated{InviteView: inviteView(inv), Token: token, URL: s.publicBase(c) + "/invite/" + token}, nil
 }
 
 // publicBase is how learners reach this server: PODPATH_PUBLIC_URL, or
@@ -386,10 +385,7 @@ func (s *Server) apiInvites(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if list == nil {
-		list = []*store.Invite{}
-	}
-	return c.JSON(http.StatusOK, list)
+	return c.JSON(http.StatusOK, views(list, inviteView))
 }
 
 func (s *Server) apiRevokeInvite(c echo.Context) error {
@@ -403,7 +399,7 @@ func (s *Server) apiRevokeInvite(c echo.Context) error {
 	}
 	err = s.store.RevokeInvite(c.Request().Context(), t.ID, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return apiError(http.StatusNotFound, fmt.Sprintf("team %q has no invite %d", t.Name, id))
+		return errs.Reword(err, fmt.Sprintf("team %q has no invite %d", t.Name, id))
 	}
 	if err != nil {
 		return err
@@ -412,40 +408,43 @@ func (s *Server) apiRevokeInvite(c echo.Context) error {
 }
 
 // acceptInvite joins the signed-in user to the invite's team, or says
-// (status and message key) why not.
-func (s *Server) acceptInvite(ctx context.Context, token string, u *store.User) (*store.Team, int, string, error) {
+// why not: an error of a kind with the message catalog's key.
+func (s *Server) acceptInvite(ctx context.Context, token string, u *store.User) (*store.Team, error) {
+	refuse := func(kind errs.Kind, key string, cause error) error {
+		return &errs.Error{Kind: kind, Key: key, Message: translate(key, "en"), Err: cause}
+	}
 	if u.GuestWorkshop != 0 {
-		return nil, http.StatusForbidden, "invguest", nil
+		return nil, refuse(errs.Forbidden, "invguest", nil)
 	}
 	if len(token) == 0 || len(token) > 100 {
-		return nil, http.StatusNotFound, "invinvalid", nil
+		return nil, refuse(errs.NotFound, "invinvalid", nil)
 	}
 	t, err := s.store.AcceptInvite(ctx, token, u)
 	switch {
 	case errors.Is(err, store.ErrInviteInvalid):
-		return nil, http.StatusNotFound, "invinvalid", nil
+		return nil, refuse(errs.KindOf(err), "invinvalid", err)
 	case errors.Is(err, store.ErrInviteExpired):
-		return nil, http.StatusGone, "invexpired", nil
+		return nil, refuse(errs.KindOf(err), "invexpired", err)
 	case errors.Is(err, store.ErrInviteUsedUp):
-		return nil, http.StatusGone, "invusedup", nil
+		return nil, refuse(errs.KindOf(err), "invusedup", err)
 	case errors.Is(err, store.ErrInviteDomain):
-		return nil, http.StatusForbidden, "invdomain", nil
+		return nil, refuse(errs.KindOf(err), "invdomain", err)
 	case err != nil:
-		return nil, 0, "", err
+		return nil, err
 	}
 	s.log.Info("team joined by invite", "team", t.ID, "user", u.ID)
-	return t, http.StatusOK, "", nil
+	return t, nil
 }
 
 func (s *Server) apiAcceptInvite(c echo.Context) error {
-	t, status, key, err := s.acceptInvite(c.Request().Context(), c.Param("token"), currentUser(c))
+	t, err := s.acceptInvite(c.Request().Context(), c.Param("token"), currentUser(c))
+	if e, ok := errs.As(err); ok && e.Key != "" {
+		return errs.E(e.Kind, e.Message) // the API has said these in English
+	}
 	if err != nil {
 		return err
 	}
-	if key != "" {
-		return apiError(status, translate(key, "en"))
-	}
-	return c.JSON(http.StatusOK, t)
+	return c.JSON(http.StatusOK, teamView(t))
 }
 
 type assignRequest struct {
@@ -488,18 +487,18 @@ func (s *Server) assign(c echo.Context, t *store.Team, req assignRequest) (*Assi
 	switch req.Kind {
 	case store.AssignLab:
 		if _, err := s.findLab(req.Ref); err != nil {
-			return nil, apiError(http.StatusBadRequest, fmt.Sprintf(`"ref": no lab %.60q; GET /api/labs lists them`, req.Ref))
+			return nil, errs.E(errs.Invalid, fmt.Sprintf(`"ref": no lab %.60q; GET /api/labs lists them`, req.Ref))
 		}
 	case store.AssignTrack:
 		if _, ok := s.trackLabs(req.Ref); !ok {
-			return nil, apiError(http.StatusBadRequest, fmt.Sprintf(`"ref": no track %.60q; GET /api/tracks lists them`, req.Ref))
+			return nil, errs.E(errs.Invalid, fmt.Sprintf(`"ref": no track %.60q; GET /api/tracks lists them`, req.Ref))
 		}
 	default:
-		return nil, apiError(http.StatusBadRequest, fmt.Sprintf(`"kind" %.20q: use "track" or "lab"`, req.Kind))
+		return nil, errs.E(errs.Invalid, fmt.Sprintf(`"kind" %.20q: use "track" or "lab"`, req.Kind))
 	}
 	due, ok := parseDue(req.DueAt)
 	if !ok {
-		return nil, apiError(http.StatusBadRequest, fmt.Sprintf(`"dueAt" %.40q: write a date like 2026-12-15 or a time like 2026-12-15T17:00:00Z`, req.DueAt))
+		return nil, errs.E(errs.Invalid, fmt.Sprintf(`"dueAt" %.40q: write a date like 2026-12-15 or a time like 2026-12-15T17:00:00Z`, req.DueAt))
 	}
 	a, err := s.store.Assign(c.Request().Context(), t.ID, req.Kind, req.Ref, due, currentUser(c).ID)
 	if err != nil {
@@ -519,7 +518,7 @@ func (s *Server) apiUnassign(c echo.Context) error {
 	}
 	err = s.store.Unassign(c.Request().Context(), t.ID, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return apiError(http.StatusNotFound, fmt.Sprintf("team %q has no assignment %d", t.Name, id))
+		return errs.Reword(err, fmt.Sprintf("team %q has no assignment %d", t.Name, id))
 	}
 	if err != nil {
 		return err

@@ -244,7 +244,7 @@ func TestTeams(t *testing.T) {
 
 	// A lead removes members, not co-leads; the refusal names no team.
 	lee := e.account(t, "lee@corp.example")
-	var members []store.TeamMemberRow
+	var members []server.MemberView
 	r = adm.do("POST", "/api/admin/teams/"+strconv.FormatInt(teamA.ID, 10)+"/members", map[string]any{"email": "lee@corp.example", "role": "lead"})
 	r.json(t, &members)
 	var leeID int64

@@ -15,6 +15,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/labstack/echo/v4"
 
+	"github.com/podpath/podpath/internal/errs"
 	"github.com/podpath/podpath/server/terminal"
 	"github.com/podpath/podpath/store"
 )
@@ -145,7 +146,7 @@ func termSize(c echo.Context, name string, def uint16) (uint16, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > terminal.MaxSize {
-		return 0, apiError(http.StatusBadRequest, fmt.Sprintf("%s=%.20q: cols and rows must be whole numbers from 1 to %d", name, v, terminal.MaxSize))
+		return 0, errs.E(errs.Invalid, fmt.Sprintf("%s=%.20q: cols and rows must be whole numbers from 1 to %d", name, v, terminal.MaxSize))
 	}
 	return uint16(n), nil
 }
@@ -167,10 +168,10 @@ func (s *Server) apiTerminal(c echo.Context) error {
 		return err
 	}
 	if !websocket.IsWebSocketUpgrade(c.Request()) {
-		return apiError(http.StatusBadRequest, "this endpoint speaks websocket; see docs/TERMINAL.md")
+		return errs.E(errs.Invalid, "this endpoint speaks websocket; see docs/TERMINAL.md")
 	}
 	if !s.sameOrigin(c.Request()) {
-		return apiError(http.StatusForbidden, "websocket from another origin refused")
+		return errs.E(errs.Forbidden, "websocket from another origin refused")
 	}
 	ctx := c.Request().Context()
 	// Opening a terminal is activity; record it before waking the cluster so
@@ -183,15 +184,15 @@ func (s *Server) apiTerminal(c echo.Context) error {
 		return err
 	}
 	if sb.State != store.SandboxReady {
-		return apiError(http.StatusConflict, fmt.Sprintf("the cluster is %s, not ready; open the terminal when it is", sb.State))
+		return errs.E(errs.Conflict, fmt.Sprintf("the cluster is %s, not ready; open the terminal when it is", sb.State))
 	}
 	node := c.Param("node")
 	if !hasNode(sb.Nodes, node) {
-		return apiError(http.StatusNotFound, fmt.Sprintf("the cluster has no node %.40q", node))
+		return errs.E(errs.NotFound, fmt.Sprintf("the cluster has no node %.40q", node))
 	}
 	sh, err := s.terms.shell(ctx, sess, sb.Name, node, cols, rows)
 	if err != nil {
-		return apiError(http.StatusNotFound, err.Error())
+		return errs.E(errs.NotFound, err.Error())
 	}
 	conn, err := s.terms.upgrader.Upgrade(c.Response(), c.Request(), nil)
 	if err != nil {

@@ -7,7 +7,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/podpath/podpath/internal/errs"
 	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/progress"
 	"github.com/podpath/podpath/store"
 )
 
@@ -49,12 +51,12 @@ func (s *Server) userProgress(ctx context.Context, u *store.User) (labProgress, 
 	if u == nil {
 		return p, nil
 	}
-	all, _, err := s.loadProgress(ctx, []int64{u.ID}, "en")
+	all, _, err := s.loadProgress(ctx, []int64{u.ID})
 	if err != nil {
 		return p, err
 	}
 	for id, lp := range all[u.ID] {
-		p.completed[id] = lp.Status == progressCompleted
+		p.completed[id] = lp.Status == progress.Completed
 		p.started[id] = true
 	}
 	return p, nil
@@ -110,7 +112,7 @@ func (s *Server) apiTracks(c echo.Context) error {
 func (s *Server) apiTrack(c echo.Context) error {
 	t := labs.FindTrack(s.tracks, c.Param("track"))
 	if t == nil {
-		return apiError(http.StatusNotFound, fmt.Sprintf("no track %.64q; GET /api/tracks lists them", c.Param("track")))
+		return errs.E(errs.NotFound, fmt.Sprintf("no track %.64q; GET /api/tracks lists them", c.Param("track")))
 	}
 	p, err := s.userProgress(c.Request().Context(), currentUser(c))
 	if err != nil {

@@ -13,7 +13,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/podpath/podpath/internal/errs"
 	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/progress"
 	"github.com/podpath/podpath/store"
 	"github.com/podpath/podpath/webhooks"
 )
@@ -77,17 +79,13 @@ func (s *Server) attempted(ctx context.Context, sess *store.LabSession, a *store
 			StepID: a.StepID, Attempts: statuses[a.StepID].Attempts,
 		})
 	}
-	sum := labSummary(l, s.labs, statuses, sess.CreatedAt, "en")
+	sum := progress.Summarize(l, progress.FromStatuses(statuses), sess.CreatedAt)
 	if sum == nil {
 		return
 	}
-	attempts := 0
-	for _, st := range l.Steps {
-		attempts += statuses[st.ID].Attempts
-	}
 	s.emitOnce(ctx, "lab.completed:"+sess.ID.String(), webhooks.LabCompleted, webhooks.LabCompletedData{
 		User: user, LabID: sess.LabID, SessionID: sess.ID.String(), WorkshopID: sess.WorkshopID,
-		CompletedAt: sum.FinishedAt.UTC(), TimeSpentSeconds: sum.DurationMS / 1000, Attempts: attempts, Skips: len(sum.Skipped),
+		CompletedAt: sum.FinishedAt.UTC(), TimeSpentSeconds: int64(sum.Duration / time.Second), Attempts: sum.Attempts, Skips: len(sum.Skipped),
 	})
 	s.tracksCompleted(ctx, sess, user)
 }
@@ -105,29 +103,18 @@ func (s *Server) tracksCompleted(ctx context.Context, sess *store.LabSession, us
 	if len(tracks) == 0 {
 		return
 	}
-	all, _, err := s.loadProgress(ctx, []int64{sess.UserID}, "en")
+	all, _, err := s.loadProgress(ctx, []int64{sess.UserID})
 	if err != nil {
 		s.log.Warn("webhooks: read progress", "user", sess.UserID, "err", err)
 		return
 	}
-	prog := all[sess.UserID]
 	for _, t := range tracks {
 		info, _ := s.trackLabs(t.ID)
-		var last time.Time
-		done := len(info.labs) > 0
-		for _, id := range info.labs {
-			p := prog[id]
-			if p == nil || p.Status != progressCompleted {
-				done = false
-				break
-			}
-			if p.CompletedAt.After(last) {
-				last = *p.CompletedAt
-			}
-		}
-		if done {
+		// A track is completed as an assignment of it would be.
+		p := progress.OfAssignment(info.labs, time.Time{}, time.Now(), all[sess.UserID])
+		if p.Status == progress.Completed {
 			s.emitOnce(ctx, "track.completed:"+strconv.FormatInt(sess.UserID, 10)+":"+t.ID, webhooks.TrackCompleted,
-				webhooks.TrackCompletedData{User: user, TrackID: t.ID, CompletedAt: last.UTC()})
+				webhooks.TrackCompletedData{User: user, TrackID: t.ID, CompletedAt: p.CompletedAt.UTC()})
 		}
 	}
 }
@@ -202,7 +189,7 @@ const (
 // events cleaned up (events de-duplicated, in the order sent).
 func checkWebhook(r *webhookRequest) (string, []string, error) {
 	bad := func(format string, args ...any) (string, []string, error) {
-		return "", nil, apiError(http.StatusBadRequest, fmt.Sprintf(format, args...))
+		return "", nil, errs.E(errs.Invalid, fmt.Sprintf(format, args...))
 	}
 	raw := strings.TrimSpace(r.URL)
 	if raw == "" {
@@ -251,7 +238,7 @@ func checkWebhook(r *webhookRequest) (string, []string, error) {
 func (s *Server) requireAdminAPI(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if u := currentUser(c); u == nil || u.Role != store.RoleAdmin {
-			return apiError(http.StatusForbidden, "only admins may manage webhooks; sign in with an admin account (an admin can make one with: podpath user role --email YOU --role admin)")
+			return errs.E(errs.Forbidden, "only admins may manage webhooks; sign in with an admin account (an admin can make one with: podpath user role --email YOU --role admin)")
 		}
 		return next(c)
 	}
@@ -294,7 +281,7 @@ func (s *Server) adminWebhook(c echo.Context) (*store.Webhook, error) {
 	}
 	w, err := s.store.WebhookByID(c.Request().Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, apiError(http.StatusNotFound, fmt.Sprintf("no webhook %d; GET /api/admin/webhooks lists them", id))
+		return nil, errs.Reword(err, fmt.Sprintf("no webhook %d; GET /api/admin/webhooks lists them", id))
 	}
 	return w, err
 }
@@ -305,7 +292,7 @@ func (s *Server) apiDeleteWebhook(c echo.Context) error {
 		return err
 	}
 	if err := s.store.DisableWebhook(c.Request().Context(), w.ID); errors.Is(err, store.ErrNotFound) {
-		return apiError(http.StatusNotFound, fmt.Sprintf("webhook %d was already deleted", w.ID))
+		return errs.Reword(err, fmt.Sprintf("webhook %d was already deleted", w.ID))
 	} else if err != nil {
 		return err
 	}
@@ -322,7 +309,7 @@ func (s *Server) apiWebhookDeliveries(c echo.Context) error {
 	if v := c.QueryParam("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1000 {
-			return apiError(http.StatusBadRequest, fmt.Sprintf("limit %.20q must be a number from 1 to 1000", v))
+			return errs.E(errs.Invalid, fmt.Sprintf("limit %.20q must be a number from 1 to 1000", v))
 		}
 		limit = n
 	}
@@ -343,7 +330,7 @@ func (s *Server) apiRetryDelivery(c echo.Context) error {
 		return err
 	}
 	if w.DisabledAt != nil {
-		return apiError(http.StatusConflict, fmt.Sprintf("webhook %d was deleted; register the URL again to receive events", w.ID))
+		return errs.E(errs.Conflict, fmt.Sprintf("webhook %d was deleted; register the URL again to receive events", w.ID))
 	}
 	id, err := pathID(c, "delivery", "delivery")
 	if err != nil {
@@ -351,7 +338,7 @@ func (s *Server) apiRetryDelivery(c echo.Context) error {
 	}
 	d, err := s.store.RetryDelivery(c.Request().Context(), w.ID, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return apiError(http.StatusNotFound, fmt.Sprintf("webhook %d has no delivery %d left to retry (delivered ones are not sent again); GET /api/admin/webhooks/%d/deliveries lists them", w.ID, id, w.ID))
+		return errs.Reword(err, fmt.Sprintf("webhook %d has no delivery %d left to retry (delivered ones are not sent again); GET /api/admin/webhooks/%d/deliveries lists them", w.ID, id, w.ID))
 	}
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/labstack/echo/v4"
 
+	"github.com/podpath/podpath/internal/errs"
 	"github.com/podpath/podpath/server/terminal"
 	"github.com/podpath/podpath/store"
 )
@@ -76,22 +77,22 @@ func (s *Server) apiWorkshopTerminal(c echo.Context) error {
 		mode = "watch"
 	}
 	if mode != "watch" && mode != "control" {
-		return apiError(http.StatusBadRequest, fmt.Sprintf(`mode=%.20q: use "watch" (read-only) or "control" (take over)`, mode))
+		return errs.E(errs.Invalid, fmt.Sprintf(`mode=%.20q: use "watch" (read-only) or "control" (take over)`, mode))
 	}
 	ctx := c.Request().Context()
 	ln, err := s.store.WorkshopLearner(ctx, w.ID, id)
 	if err != nil {
-		return apiError(http.StatusNotFound, translate("errnolearner", lang(c)))
+		return errs.E(errs.NotFound, translate("errnolearner", lang(c)))
 	}
 	sess, err := s.store.ActiveLabSession(ctx, id)
 	if err != nil || sess.WorkshopID == nil || *sess.WorkshopID != w.ID {
-		return apiError(http.StatusConflict, msg(lang(c), "errwatchnosession", "name", ln.Name))
+		return errs.E(errs.Conflict, msg(lang(c), "errwatchnosession", "name", ln.Name))
 	}
 	if !websocket.IsWebSocketUpgrade(c.Request()) {
-		return apiError(http.StatusBadRequest, "this endpoint speaks websocket; see docs/TERMINAL.md")
+		return errs.E(errs.Invalid, "this endpoint speaks websocket; see docs/TERMINAL.md")
 	}
 	if !s.sameOrigin(c.Request()) {
-		return apiError(http.StatusForbidden, "websocket from another origin refused")
+		return errs.E(errs.Forbidden, "websocket from another origin refused")
 	}
 	sb, err := s.store.SandboxOf(ctx, sess.ID)
 	if err != nil {
@@ -101,15 +102,15 @@ func (s *Server) apiWorkshopTerminal(c echo.Context) error {
 		sb.State = st
 	}
 	if sb.State != store.SandboxReady {
-		return apiError(http.StatusConflict, msg(lang(c), "errwatchnotready", "name", ln.Name, "state", translate("wscl_"+sb.State, lang(c))))
+		return errs.E(errs.Conflict, msg(lang(c), "errwatchnotready", "name", ln.Name, "state", translate("wscl_"+sb.State, lang(c))))
 	}
 	node := c.Param("node")
 	if !hasNode(sb.Nodes, node) {
-		return apiError(http.StatusNotFound, fmt.Sprintf("the cluster has no node %.40q", node))
+		return errs.E(errs.NotFound, fmt.Sprintf("the cluster has no node %.40q", node))
 	}
 	sh, err := s.terms.shell(ctx, sess, sb.Name, node, 80, 24)
 	if err != nil {
-		return apiError(http.StatusNotFound, err.Error())
+		return errs.E(errs.NotFound, err.Error())
 	}
 	conn, err := s.terms.upgrader.Upgrade(c.Response(), c.Request(), nil)
 	if err != nil {
@@ -159,8 +160,5 @@ func (s *Server) apiTakeovers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if list == nil {
-		list = []*store.Takeover{}
-	}
-	return c.JSON(http.StatusOK, list)
+	return c.JSON(http.StatusOK, views(list, takeoverView))
 }

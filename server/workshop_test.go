@@ -393,9 +393,9 @@ func waitReady(t *testing.T, c *client, id string) {
 	}
 }
 
-func me(t *testing.T, c *client) store.User {
+func me(t *testing.T, c *client) server.UserView {
 	t.Helper()
-	var me struct{ User store.User }
+	var me struct{ User server.UserView }
 	r := c.do("GET", "/api/me", nil)
 	if r.status != 200 {
 		t.Fatalf("/api/me: %d %s", r.status, r.body)
@@ -602,7 +602,7 @@ func TestWorkshopClass(t *testing.T) {
 		t.Fatalf("the controller's socket closed with %+v, want %d", c, terminal.CloseTakeoverEnded)
 	}
 	waitEvent(t, learnerEvents, "takeover", `"active":false`, 2*time.Second)
-	var audit []store.Takeover
+	var audit []server.TakeoverView
 	grace.do("GET", "/api/workshops/"+wid+"/takeovers", nil).json(t, &audit)
 	if len(audit) != 1 || audit[0].EndedBy == nil || *audit[0].EndedBy != "learner" || audit[0].Learner != "Ada" || audit[0].Node != "node01" {
 		t.Fatalf("take-over audit: %+v", audit)

@@ -21,6 +21,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/progress"
 	"github.com/podpath/podpath/session"
 	"github.com/podpath/podpath/store"
 )
@@ -700,24 +701,17 @@ func (s *Server) learnerRow(c echo.Context, d *boardData, ln *store.Learner) *Le
 			row.Cluster = sb.State
 		}
 		if l := s.engine.SessionLab(active); l != nil {
-			since := active.CreatedAt
-			for _, st := range l.Steps {
-				cell := row.Cells[l.ID+"/"+st.ID]
-				if cell != nil && (cell.Status == store.StepPassed || cell.Status == store.StepSkipped) {
-					if cell.At != nil && cell.At.After(since) {
-						since = *cell.At
-					}
-					continue
-				}
+			steps := progress.FromStats(d.stats[active.ID])
+			if st := progress.Current(l, steps); st != nil {
+				since := progress.Began(l, st.ID, steps, active.CreatedAt)
 				row.CurrentStep = l.ID + "/" + st.ID
 				row.StepSince = &since
-				switch {
-				case cell != nil && cell.Failed >= stuckAttempts:
-					row.Stuck, row.StuckWhy = true, plural(lg, "wsstuckfails", cell.Failed, "step", st.Title.In(lg))
+				switch failed := steps[st.ID].Failed; {
+				case failed >= stuckAttempts:
+					row.Stuck, row.StuckWhy = true, plural(lg, "wsstuckfails", failed, "step", st.Title.In(lg))
 				case now.Sub(since) >= stuckMinutes*time.Minute:
 					row.Stuck, row.StuckWhy = true, plural(lg, "wsstuckminutes", int(now.Sub(since).Minutes()), "step", st.Title.In(lg))
 				}
-				break
 			}
 		}
 		if t := s.wsHub.takeover(active.ID); t != nil {
@@ -1102,13 +1096,8 @@ func (d *boardData) finished(userID int64, l *labs.Lab) bool {
 	if last == nil {
 		return false
 	}
-	for _, st := range l.Steps {
-		stat := d.stats[last.ID][st.ID]
-		if stat == nil || (stat.Status != store.StepPassed && stat.Status != store.StepSkipped) {
-			return false
-		}
-	}
-	return true
+	_, done := progress.Finished(l, progress.FromStats(d.stats[last.ID]))
+	return done
 }
 
 // carryProgress gives a new session of a workshop the progress of the

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/podpath/podpath/grader"
-	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/progress"
 	"github.com/podpath/podpath/store"
 )
 
@@ -17,18 +17,18 @@ func (e *Engine) Attempt(ctx context.Context, sess *store.LabSession, stepID, an
 		return nil, err
 	}
 	if sess.State != store.SessionActive {
-		return nil, errorf(ErrGone, "this session has ended; start the lab again")
+		return nil, errEnded()
 	}
 	lab := e.SessionLab(sess)
 	if lab == nil {
-		return nil, errorf(ErrGone, "lab %s is no longer installed on this server", sess.LabID)
+		return nil, errLabGone(sess.LabID)
 	}
 	step := lab.Step(stepID)
 	if step == nil {
-		return nil, errorf(ErrNotFound, "lab %s has no step %q", lab.ID, stepID)
+		return nil, errNoStep(lab.ID, stepID)
 	}
 	if skip && step.NoSkip {
-		return nil, errorf(ErrForbidden, "this step cannot be skipped")
+		return nil, errNoSkip()
 	}
 	l, err := e.lifeOf(ctx, sess)
 	if err != nil {
@@ -42,14 +42,14 @@ func (e *Engine) Attempt(ctx context.Context, sess *store.LabSession, stepID, an
 	ph := l.phase
 	l.mu.Unlock()
 	if ph != phaseReady {
-		return nil, errorf(ErrConflict, "the cluster is not ready yet (it is %s)", ph.sandboxState())
+		return nil, errNotReady(ph.sandboxState())
 	}
 	l.waitSettled(ctx)
 	l.mu.Lock()
 	ph = l.phase
 	l.mu.Unlock()
 	if ph != phaseReady {
-		return nil, errorf(ErrConflict, "the cluster is not ready (it is %s)", ph.sandboxState())
+		return nil, errNotReady(ph.sandboxState())
 	}
 	l.attemptMu.Lock()
 	defer l.attemptMu.Unlock()
@@ -78,7 +78,7 @@ func (e *Engine) Attempt(ctx context.Context, sess *store.LabSession, stepID, an
 	}
 	var results []grader.Result
 	if a.Error == nil {
-		results = g.CheckStep(ctx, step, grader.Options{Answer: answer, Attempt: statuses[stepID].Attempts + 1, Since: stepBegan(sess, lab, stepID, statuses)})
+		results = g.CheckStep(ctx, step, grader.Options{Answer: answer, Attempt: statuses[stepID].Attempts + 1, Since: progress.Began(lab, stepID, progress.FromStatuses(statuses), sess.CreatedAt)})
 		a.Passed = grader.Passed(results)
 	}
 	a.Duration = time.Since(start)
@@ -101,22 +101,4 @@ func (e *Engine) Attempt(ctx context.Context, sess *store.LabSession, stepID, an
 	}
 	e.publish(sess.ID, EventAttempt, a)
 	return a, nil
-}
-
-// stepBegan is when the learner could first see step: when the last step
-// before it was passed or skipped, or the session's start. History probes
-// count only commands run since (issue 9: typing a command during an
-// earlier step, or before the session, does not pass this one).
-func stepBegan(sess *store.LabSession, lab *labs.Lab, stepID string, statuses map[string]store.StepStatus) time.Time {
-	began := sess.CreatedAt
-	for _, s := range lab.Steps {
-		if s.ID == stepID {
-			break
-		}
-		st, ok := statuses[s.ID]
-		if ok && (st.Status == store.StepPassed || st.Status == store.StepSkipped) && st.UpdatedAt.After(began) {
-			began = st.UpdatedAt
-		}
-	}
-	return began
 }

@@ -3,8 +3,8 @@
 // steps, hibernates idle clusters and wakes them, ends sessions past their
 // deadline, notices clusters whose nodes died, keeps a warm pool of clusters
 // created ahead, and finds everything again after a restart. It knows
-// nothing of HTTP: it returns typed errors (ErrNotFound, ErrConflict,
-// ErrGone, ...) that the server maps to status codes.
+// nothing of HTTP: its refusals are errs of a kind (errs.NotFound,
+// errs.Conflict, errs.Gone, ...) that the server maps to status codes.
 //
 // Each session's life is one value (life) with its own lock; the engine's
 // map of lives is read without a lock, so nothing on the keystroke path
@@ -27,6 +27,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/podpath/podpath/grader"
+	"github.com/podpath/podpath/internal/errs"
 	"github.com/podpath/podpath/labs"
 	"github.com/podpath/podpath/sandbox"
 	"github.com/podpath/podpath/store"
@@ -190,9 +191,6 @@ func (e *Engine) OnEnd(fn func(uuid.UUID)) {
 	e.onEnd = append(e.onEnd, fn)
 }
 
-// Lab returns an installed lab by id, or nil.
-func (e *Engine) Lab(id string) *labs.Lab { return labs.Find(e.labs, id) }
-
 // SessionLab returns the lab as the session sees it, filled with the values
 // drawn at its Start; nil when the lab is no longer installed.
 func (e *Engine) SessionLab(sess *store.LabSession) *labs.Lab {
@@ -233,7 +231,7 @@ func (e *Engine) namePrefix() string { return "ls-" + e.instance + "-" }
 
 // Open reads this installation's id and finds the clusters of active
 // sessions. When Docker does not answer it changes nothing and returns an
-// error of kind ErrUnavailable that says so; call it again later.
+// error of kind errs.Unavailable that says so; call it again later.
 func (e *Engine) Open(ctx context.Context) error {
 	if e.opened.Load() {
 		return nil
@@ -253,7 +251,7 @@ func (e *Engine) Open(ctx context.Context) error {
 
 func (e *Engine) ready() error {
 	if !e.opened.Load() {
-		return errorf(ErrUnavailable, "the server is still finding its clusters (is Docker running?); try again in a minute")
+		return errFinding()
 	}
 	return nil
 }
@@ -414,7 +412,7 @@ func (e *Engine) lifeOf(ctx context.Context, sess *store.LabSession) (*life, err
 		return v.(*life), nil
 	}
 	if sess.State != store.SessionActive {
-		return nil, errorf(ErrGone, "this session has ended; start the lab again")
+		return nil, errEnded()
 	}
 	sb, err := e.store.SandboxOf(ctx, sess.ID)
 	if err != nil {
@@ -511,7 +509,7 @@ func (e *Engine) End(ctx context.Context, sess *store.LabSession, reason string)
 		return err
 	}
 	l, err := e.lifeOf(ctx, sess)
-	if errors.Is(err, ErrGone) {
+	if errors.Is(err, errs.Gone) {
 		return nil
 	}
 	if err != nil {
@@ -593,11 +591,11 @@ func (e *Engine) Retry(ctx context.Context, sess *store.LabSession) error {
 		return err
 	}
 	if sess.State != store.SessionActive {
-		return errorf(ErrGone, "this session has ended; start the lab again")
+		return errEnded()
 	}
 	lab := e.SessionLab(sess)
 	if lab == nil {
-		return errorf(ErrGone, "lab %s is no longer installed on this server", sess.LabID)
+		return errLabGone(sess.LabID)
 	}
 	l, err := e.lifeOf(ctx, sess)
 	if err != nil {
@@ -606,7 +604,7 @@ func (e *Engine) Retry(ctx context.Context, sess *store.LabSession) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.phase != phaseFailed {
-		return errorf(ErrConflict, "only a failed cluster can be retried; this one is %s", l.phase.sandboxState())
+		return errRetry(l.phase.sandboxState())
 	}
 	l.lab = lab
 	// The old cluster's room goes back now; provisioning asks for it anew.

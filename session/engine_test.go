@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/podpath/podpath/internal/errs"
 	"github.com/podpath/podpath/internal/fakesandbox"
 	"github.com/podpath/podpath/internal/testenv"
 	"github.com/podpath/podpath/labs"
@@ -234,10 +235,10 @@ func TestOpenWithDockerDownChangesNothing(t *testing.T) {
 	r.fake.SetDown(true)
 	eng := session.New(r.cfg, session.Deps{Store: r.store, Sandboxes: r.fake, Labs: []*labs.Lab{testLab}, Log: slog.New(slog.DiscardHandler)})
 	err := eng.Open(context.Background())
-	if !errors.Is(err, session.ErrUnavailable) || !strings.Contains(err.Error(), "Docker does not answer") || !strings.Contains(err.Error(), "start dockerd") {
+	if !errors.Is(err, errs.Unavailable) || !strings.Contains(err.Error(), "Docker does not answer") || !strings.Contains(err.Error(), "start dockerd") {
 		t.Fatalf("Open with Docker down: %v", err)
 	}
-	if _, err := eng.Start(context.Background(), r.user(), testLab); !errors.Is(err, session.ErrUnavailable) {
+	if _, err := eng.Start(context.Background(), r.user(), testLab); !errors.Is(err, errs.Unavailable) {
 		t.Errorf("Start before Open succeeded: %v", err)
 	}
 	if sb := r.sandbox(ready); sb.State != store.SandboxReady {
@@ -273,25 +274,25 @@ func TestDeadNodesFailAndRetryWorks(t *testing.T) {
 	// Two Retry presses at once: one provisions, the other is a conflict.
 	r.fake.Hold()
 	var wg sync.WaitGroup
-	errs := make([]error, 2)
-	for i := range errs {
+	results := make([]error, 2)
+	for i := range results {
 		wg.Add(1)
-		go func() { defer wg.Done(); errs[i] = eng.Retry(context.Background(), r.session(s)) }()
+		go func() { defer wg.Done(); results[i] = eng.Retry(context.Background(), r.session(s)) }()
 	}
 	wg.Wait()
 	ok, conflict := 0, 0
-	for _, err := range errs {
+	for _, err := range results {
 		switch {
 		case err == nil:
 			ok++
-		case errors.Is(err, session.ErrConflict):
+		case errors.Is(err, errs.Conflict):
 			conflict++
 		default:
 			t.Errorf("retry: %v", err)
 		}
 	}
 	if ok != 1 || conflict != 1 {
-		t.Errorf("concurrent retries: %v", errs)
+		t.Errorf("concurrent retries: %v", results)
 	}
 	r.fake.Release()
 	r.waitState(s, store.SandboxReady)

@@ -1,32 +1,47 @@
 package session
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/podpath/podpath/internal/errs"
 )
 
-// Kinds of error the engine returns. The server maps each to an HTTP status
-// (ErrNotFound 404, ErrConflict 409, ErrGone 410, ErrForbidden 403,
-// ErrUnavailable 503); the message is for the learner.
-var (
-	ErrNotFound    = errors.New("not found")
-	ErrConflict    = errors.New("conflict")
-	ErrGone        = errors.New("gone")
-	ErrForbidden   = errors.New("forbidden")
-	ErrUnavailable = errors.New("unavailable")
-)
+// The engine's refusals: errs of a kind, in English, with the message
+// catalog's key (and arguments) that says them in the learner's language.
 
-// Error is an engine error of one kind with a sentence for the learner.
-type Error struct {
-	Kind    error
-	Message string
+func errEnded() error {
+	return errs.Keyed(errs.Gone, "errsessionended", "this session has ended; start the lab again")
 }
 
-func (e *Error) Error() string { return e.Message }
+func errLabGone(lab string) error {
+	return errs.Keyed(errs.Gone, "errlabgone", fmt.Sprintf("lab %s is no longer installed on this server", lab), "lab", lab)
+}
 
-// Unwrap lets errors.Is match the kind.
-func (e *Error) Unwrap() error { return e.Kind }
+func errNoStep(lab, step string) error {
+	return errs.Keyed(errs.NotFound, "errnostep", fmt.Sprintf("lab %s has no step %q", lab, step), "lab", lab, "step", fmt.Sprintf("%q", step))
+}
 
-func errorf(kind error, format string, args ...any) error {
-	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
+func errNoSkip() error {
+	return errs.Keyed(errs.Forbidden, "errnoskip", "this step cannot be skipped")
+}
+
+// errNotReady: the cluster is in state, not ready.
+func errNotReady(state string) error {
+	return errs.Keyed(errs.Conflict, "errnotready", fmt.Sprintf("the cluster is not ready yet (it is %s)", state), "state", state)
+}
+
+func errRetry(state string) error {
+	return errs.Keyed(errs.Conflict, "errretry", fmt.Sprintf("only a failed cluster can be retried; this one is %s", state), "state", state)
+}
+
+func errFinding() error {
+	return errs.Keyed(errs.Unavailable, "errfinding", "the server is still finding its clusters (is Docker running?); try again in a minute")
+}
+
+func dockerDown(err error) error {
+	e := errs.Keyed(errs.Unavailable, "errdocker", fmt.Sprintf(
+		"Docker does not answer (%v): start dockerd (scripts/quickstart does); podpath changes no cluster until it answers, and tries again every few seconds", err),
+		"why", err.Error())
+	e.Err = err
+	return e
 }

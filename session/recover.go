@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/podpath/podpath/sandbox"
@@ -53,11 +52,6 @@ func (e *Engine) recover(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-func dockerDown(err error) error {
-	return &Error{Kind: ErrUnavailable, Message: fmt.Sprintf(
-		"Docker does not answer (%v): start dockerd (scripts/quickstart does); podpath changes no cluster until it answers, and tries again every few seconds", err)}
 }
 
 func (e *Engine) recoverSession(ctx context.Context, sb *store.Sandbox) error {

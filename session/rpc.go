@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/podpath/podpath/bus"
+	"github.com/podpath/podpath/internal/errs"
 	"github.com/podpath/podpath/store"
 )
 
@@ -43,48 +44,39 @@ type rpcReply struct {
 	Error  *rpcError       `json:"error,omitempty"`
 }
 
-// rpcError carries an engine error across: its kind, its sentence, or one
-// of the store's errors the server tells apart.
+// rpcError carries an engine error across: its kind, its sentence and
+// catalog key, or one of the store's errors the server tells apart.
 type rpcError struct {
-	Kind     string `json:"kind,omitempty"`
-	Sentinel string `json:"sentinel,omitempty"`
-	Message  string `json:"message"`
-}
-
-var rpcKinds = map[string]error{
-	"notFound": ErrNotFound, "conflict": ErrConflict, "gone": ErrGone, "forbidden": ErrForbidden, "unavailable": ErrUnavailable,
+	Kind     errs.Kind         `json:"kind"`
+	Message  string            `json:"message"`
+	Key      string            `json:"key,omitempty"`
+	Args     map[string]string `json:"args,omitempty"`
+	Sentinel string            `json:"sentinel,omitempty"`
 }
 
 var rpcSentinels = map[string]error{
-	"activeSession": store.ErrActiveSession, "storeNotFound": store.ErrNotFound,
+	"activeSession": store.ErrActiveSession, "notFound": store.ErrNotFound,
 }
 
 func encodeError(err error) *rpcError {
 	if err == nil {
 		return nil
 	}
-	var se *Error
-	if errors.As(err, &se) {
-		for name, k := range rpcKinds {
-			if se.Kind == k {
-				return &rpcError{Kind: name, Message: se.Message}
-			}
-		}
-	}
 	for name, s := range rpcSentinels {
 		if errors.Is(err, s) {
-			return &rpcError{Sentinel: name, Message: err.Error()}
+			return &rpcError{Sentinel: name, Kind: errs.KindOf(err), Message: err.Error()}
 		}
 	}
-	return &rpcError{Message: err.Error()}
+	e := &rpcError{Kind: errs.KindOf(err), Message: err.Error()}
+	if ee, ok := errs.As(err); ok {
+		e.Key, e.Args = ee.Key, ee.Args
+	}
+	return e
 }
 
 func (e *rpcError) err() error {
 	if e == nil {
 		return nil
-	}
-	if k, ok := rpcKinds[e.Kind]; ok {
-		return &Error{Kind: k, Message: e.Message}
 	}
 	if s, ok := rpcSentinels[e.Sentinel]; ok {
 		if e.Message == s.Error() {
@@ -92,11 +84,11 @@ func (e *rpcError) err() error {
 		}
 		return fmt.Errorf("%s: %w", e.Message, s)
 	}
-	return errors.New(e.Message)
+	return &errs.Error{Kind: e.Kind, Message: e.Message, Key: e.Key, Args: e.Args}
 }
 
 // errNoLeader is what an asker hears when no replica takes its request.
-var errNoLeader = &Error{Kind: ErrUnavailable, Message: "the server is changing hands between its replicas; try again in a few seconds"}
+var errNoLeader = errs.Keyed(errs.Unavailable, "errnoleader", "the server is changing hands between its replicas; try again in a few seconds")
 
 // remote asks the leader.
 type remote struct {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/podpath/podpath/internal/errs"
 	"github.com/podpath/podpath/labs"
 	"github.com/podpath/podpath/replica"
 	"github.com/podpath/podpath/store"
@@ -115,7 +116,7 @@ func (s *Sessions) lead(ctx context.Context, epoch int64) {
 	defer e.Close()
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	s.setOpen(nil, errorf(ErrUnavailable, "the server is finding its clusters; try again in a moment"))
+	s.setOpen(nil, errFinding())
 	defer s.setOpen(nil, nil)
 	// Requests are answered from the start of the term: with why the
 	// engine cannot run them yet, until it can.
@@ -138,7 +139,7 @@ func (s *Sessions) lead(ctx context.Context, epoch int64) {
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, ErrUnavailable) {
+		if !errors.Is(err, errs.Unavailable) {
 			s.log.Error("find the clusters of active sessions", "err", err)
 		} else {
 			s.log.Error("not ready", "why", err.Error())
@@ -291,7 +292,7 @@ func (s *Sessions) handle(ctx context.Context, e *Engine, op string, raw json.Ra
 		}
 		lab := labs.Find(s.deps.Labs, sa.LabID)
 		if lab == nil {
-			return nil, errorf(ErrNotFound, "lab %s is not installed on the leading replica", sa.LabID)
+			return nil, errLabGone(sa.LabID)
 		}
 		opts := []StartOption{WithMode(sa.Mode)}
 		if sa.WorkshopID != 0 {

@@ -25,41 +25,41 @@ const (
 
 // Attempt is one press of Check (or Skip) on a step, with each check's result.
 type Attempt struct {
-	ID           int64         `json:"id"`
-	LabSessionID uuid.UUID     `json:"labSessionId"`
-	StepID       string        `json:"stepId"`
-	Kind         string        `json:"kind"`
-	Passed       bool          `json:"passed"`
-	Answer       *string       `json:"answer,omitempty"`
-	Error        *string       `json:"error,omitempty"`
-	Duration     time.Duration `json:"duration"`
-	CreatedAt    time.Time     `json:"createdAt"`
-	Results      []CheckResult `json:"results"`
+	ID           int64
+	LabSessionID uuid.UUID
+	StepID       string
+	Kind         string
+	Passed       bool
+	Answer       *string
+	Error        *string
+	Duration     time.Duration
+	CreatedAt    time.Time
+	Results      []CheckResult
 }
 
 // CheckResult is one check's outcome within an attempt.
 type CheckResult struct {
-	Index  int             `json:"index"`
-	Name   json.RawMessage `json:"name"`
-	Passed bool            `json:"passed"`
+	Index  int
+	Name   json.RawMessage
+	Passed bool
 	// Observed is what the check read, with the grader's English notes:
 	// the record, for instructors and debugging.
-	Observed string `json:"observed"`
+	Observed string
 	// ObservedWords are Observed as the learner reads it, by language
 	// ({"en": ..., "zh": ...}); empty for results recorded before them.
-	ObservedWords json.RawMessage `json:"observedWords,omitempty"`
-	Feedback      json.RawMessage `json:"feedback,omitempty"`
-	ProbeError    bool            `json:"probeError,omitempty"`
-	Duration      time.Duration   `json:"duration"`
+	ObservedWords json.RawMessage
+	Feedback      json.RawMessage
+	ProbeError    bool
+	Duration      time.Duration
 }
 
 // StepStatus is a step's status, derived from its last attempt.
 type StepStatus struct {
-	StepID        string    `json:"stepId"`
-	Status        string    `json:"status"`
-	Attempts      int       `json:"attempts"`
-	LastAttemptID int64     `json:"lastAttemptId"`
-	UpdatedAt     time.Time `json:"updatedAt"`
+	StepID        string
+	Status        string
+	Attempts      int
+	LastAttemptID int64
+	UpdatedAt     time.Time
 }
 
 // RecordAttempt stores an attempt and its results, and sets the step's

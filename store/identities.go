@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/podpath/podpath/internal/errs"
 )
 
 // UserByIdentity finds the account signed in as subject at an OpenID
@@ -52,7 +54,7 @@ func (s *Store) CreateSSOUser(ctx context.Context, email, name, issuer, subject 
 
 // ErrIdentityTaken means the identity was linked meanwhile (a concurrent
 // first sign-in).
-var ErrIdentityTaken = errors.New("this identity is linked to an account already")
+var ErrIdentityTaken error = errs.E(errs.Conflict, "this identity is linked to an account already")
 
 // OIDCLogin is a sign-in under way at an OpenID provider.
 type OIDCLogin struct {

@@ -2,12 +2,13 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/podpath/podpath/internal/errs"
 )
 
 // Lab session states.
@@ -29,21 +30,21 @@ var Modes = []string{ModeGuided, ModeChallenge}
 
 // LabSession is one learner working through one lab on one sandbox.
 type LabSession struct {
-	ID             uuid.UUID  `json:"id"`
-	UserID         int64      `json:"userId"`
-	LabID          string     `json:"labId"`
-	Mode           string     `json:"mode"`
-	WorkshopID     *int64     `json:"workshopId,omitempty"`
-	State          string     `json:"state"`
-	CreatedAt      time.Time  `json:"createdAt"`
-	LastActivityAt time.Time  `json:"lastActivityAt"`
-	ExpiresAt      time.Time  `json:"expiresAt"`
-	IdleTimeout    int        `json:"idleTimeoutSeconds"`
-	Extensions     int        `json:"extensions"`
-	EndedAt        *time.Time `json:"endedAt,omitempty"`
-	EndReason      *string    `json:"endReason,omitempty"`
+	ID             uuid.UUID
+	UserID         int64
+	LabID          string
+	Mode           string
+	WorkshopID     *int64
+	State          string
+	CreatedAt      time.Time
+	LastActivityAt time.Time
+	ExpiresAt      time.Time
+	IdleTimeout    int
+	Extensions     int
+	EndedAt        *time.Time
+	EndReason      *string
 	// Values are the lab's values drawn for this session (labs.Value).
-	Values map[string]string `json:"-"`
+	Values map[string]string
 }
 
 // IdleDeadline is when the session ends if nothing happens before, under
@@ -65,7 +66,7 @@ func (l *LabSession) Deadline(idle time.Duration) time.Time {
 }
 
 // ErrActiveSession is returned when the learner already has an active session.
-var ErrActiveSession = errors.New("the learner already has an active lab session")
+var ErrActiveSession error = errs.E(errs.Conflict, "the learner already has an active lab session")
 
 const labSessionColumns = "id, user_id, lab_id, mode, workshop_id, state, created_at, last_activity_at, expires_at, idle_timeout_seconds, extensions, ended_at, end_reason, lab_values"
 
@@ -168,12 +169,6 @@ func (s *Store) queryLabSessions(ctx context.Context, sql string, args ...any) (
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*LabSession, error) { return scanLabSession(row) })
-}
-
-// TouchLabSession records learner activity, which pushes the idle deadline.
-func (s *Store) TouchLabSession(ctx context.Context, id uuid.UUID) error {
-	_, err := s.pool.Exec(ctx, `UPDATE lab_sessions SET last_activity_at = now() WHERE id = $1 AND state = 'active'`, id)
-	return wrap("record activity", err)
 }
 
 // TouchLabSessionAt records activity seen at t (never moving it back).

@@ -22,21 +22,21 @@ const (
 
 // Sandbox is the cluster of a lab session.
 type Sandbox struct {
-	Name string `json:"name"`
+	Name string
 	// LabSessionID is the owner; zero for a warm-pool cluster not claimed yet.
-	LabSessionID uuid.UUID `json:"labSessionId"`
-	Pool         bool      `json:"pool,omitempty"`
+	LabSessionID uuid.UUID
+	Pool         bool
 	// PoolWorkshop is the workshop a pool cluster was prepared for (0: any learner's).
-	PoolWorkshop int64           `json:"poolWorkshop,omitempty"`
-	State        string          `json:"state"`
-	Image        string          `json:"image"`
-	Workers      int             `json:"workers"`
-	Nodes        json.RawMessage `json:"nodes"`
-	Progress     json.RawMessage `json:"progress"`
-	Error        *string         `json:"error,omitempty"`
-	CreatedAt    time.Time       `json:"createdAt"`
-	ReadyAt      *time.Time      `json:"readyAt,omitempty"`
-	UpdatedAt    time.Time       `json:"updatedAt"`
+	PoolWorkshop int64
+	State        string
+	Image        string
+	Workers      int
+	Nodes        json.RawMessage
+	Progress     json.RawMessage
+	Error        *string
+	CreatedAt    time.Time
+	ReadyAt      *time.Time
+	UpdatedAt    time.Time
 }
 
 const sandboxColumns = "name, lab_session_id, pool, coalesce(pool_workshop_id, 0), state, image, workers, nodes, progress, error, created_at, ready_at, updated_at"

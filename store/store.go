@@ -16,11 +16,14 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/tern/v2/migrate"
 
+	"github.com/podpath/podpath/internal/errs"
 	"github.com/podpath/podpath/migrations"
 )
 
-// ErrNotFound is returned when a row does not exist.
-var ErrNotFound = errors.New("not found")
+// ErrNotFound is returned when a row does not exist. The store's errors
+// are errs of a kind (the server gives each kind its status); a caller
+// that knows more rewords them (errs.Reword).
+var ErrNotFound error = &errs.Error{Kind: errs.NotFound, Message: "not found", Key: "errnotfound"}
 
 // Store is the database.
 type Store struct {

@@ -8,16 +8,18 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/podpath/podpath/internal/errs"
 )
 
 // Team is an admin's group of engineers: members, leads, and the tracks and
 // labs assigned to them.
 type Team struct {
-	ID        int64     `json:"id"`
-	Name      string    `json:"name"`
-	SSOGroup  string    `json:"ssoGroup,omitempty"`
-	CreatedAt time.Time `json:"createdAt"`
-	Members   int       `json:"members"`
+	ID        int64
+	Name      string
+	SSOGroup  string
+	CreatedAt time.Time
+	Members   int
 }
 
 // Team roles.
@@ -35,13 +37,13 @@ const (
 
 // Errors of teams.
 var (
-	ErrTeamNameTaken  = errors.New("a team with this name exists")
-	ErrSSOGroupTaken  = errors.New("another team is mapped to this group")
-	ErrInviteInvalid  = errors.New("this invite link is not valid")
-	ErrInviteExpired  = errors.New("this invite link has expired")
-	ErrInviteUsedUp   = errors.New("this invite link has been used as often as it may be")
-	ErrInviteDomain   = errors.New("this invite link is for another e-mail domain")
-	ErrAssignmentKind = errors.New("an assignment is a track or a lab")
+	ErrTeamNameTaken  error = errs.E(errs.Conflict, "a team with this name exists")
+	ErrSSOGroupTaken  error = errs.E(errs.Conflict, "another team is mapped to this group")
+	ErrInviteInvalid  error = errs.E(errs.NotFound, "this invite link is not valid")
+	ErrInviteExpired  error = errs.E(errs.Gone, "this invite link has expired")
+	ErrInviteUsedUp   error = errs.E(errs.Gone, "this invite link has been used as often as it may be")
+	ErrInviteDomain   error = errs.E(errs.Forbidden, "this invite link is for another e-mail domain")
+	ErrAssignmentKind error = errs.E(errs.Invalid, "an assignment is a track or a lab")
 )
 
 const teamColumns = "t.id, t.name, coalesce(t.sso_group, ''), t.created_at, (SELECT count(*) FROM team_members m WHERE m.team_id = t.id)"
@@ -188,12 +190,12 @@ func (s *Store) TeamRole(ctx context.Context, teamID, userID int64) (string, err
 
 // TeamMemberRow is a member as a team's lists show them.
 type TeamMemberRow struct {
-	UserID   int64     `json:"userId"`
-	Email    string    `json:"email"`
-	Name     string    `json:"name"`
-	Role     string    `json:"role"`
-	Via      string    `json:"via"`
-	JoinedAt time.Time `json:"joinedAt"`
+	UserID   int64
+	Email    string
+	Name     string
+	Role     string
+	Via      string
+	JoinedAt time.Time
 }
 
 // TeamMembers lists a team's members by name.
@@ -217,14 +219,14 @@ func (s *Store) TeamMembers(ctx context.Context, teamID int64) ([]*TeamMemberRow
 
 // Invite is a team's invite link (its token is shown only when made).
 type Invite struct {
-	ID            int64      `json:"id"`
-	TeamID        int64      `json:"teamId"`
-	ExpiresAt     time.Time  `json:"expiresAt"`
-	MaxUses       int        `json:"maxUses"`
-	Uses          int        `json:"uses"`
-	AllowedDomain string     `json:"allowedDomain,omitempty"`
-	CreatedAt     time.Time  `json:"createdAt"`
-	RevokedAt     *time.Time `json:"revokedAt,omitempty"`
+	ID            int64
+	TeamID        int64
+	ExpiresAt     time.Time
+	MaxUses       int
+	Uses          int
+	AllowedDomain string
+	CreatedAt     time.Time
+	RevokedAt     *time.Time
 }
 
 const inviteColumns = "id, team_id, expires_at, max_uses, uses, coalesce(allowed_domain, ''), created_at, revoked_at"
@@ -344,13 +346,13 @@ func (s *Store) AcceptInvite(ctx context.Context, token string, user *User) (*Te
 
 // Assignment is a track or lab a team's members are to finish by a date.
 type Assignment struct {
-	ID        int64     `json:"id"`
-	TeamID    int64     `json:"teamId"`
-	TeamName  string    `json:"teamName"`
-	Kind      string    `json:"kind"`
-	Ref       string    `json:"ref"`
-	DueAt     time.Time `json:"dueAt"`
-	CreatedAt time.Time `json:"createdAt"`
+	ID        int64
+	TeamID    int64
+	TeamName  string
+	Kind      string
+	Ref       string
+	DueAt     time.Time
+	CreatedAt time.Time
 }
 
 // Assignment kinds.

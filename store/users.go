@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/podpath/podpath/internal/errs"
 )
 
 // Roles a user can have.
@@ -17,20 +19,20 @@ const (
 
 // User is an account.
 type User struct {
-	ID           int64      `json:"id"`
-	Email        string     `json:"email"`
-	Name         string     `json:"name"`
-	PasswordHash string     `json:"-"`
-	Role         string     `json:"role"`
-	CreatedAt    time.Time  `json:"createdAt"`
-	LastLoginAt  *time.Time `json:"lastLoginAt,omitempty"`
+	ID           int64
+	Email        string
+	Name         string
+	PasswordHash string
+	Role         string
+	CreatedAt    time.Time
+	LastLoginAt  *time.Time
 	// GuestWorkshop is the workshop a guest joined without an account (0
 	// for accounts): a guest signs in with its cookie only, and reaches
 	// that workshop's labs only.
-	GuestWorkshop int64 `json:"guestWorkshop,omitempty"`
+	GuestWorkshop int64
 	// Origin is who made the account: OriginSignup, OriginAdmin,
 	// OriginSSO or OriginGuest.
-	Origin string `json:"-"`
+	Origin string
 }
 
 // Who made an account.
@@ -42,7 +44,7 @@ const (
 )
 
 // ErrEmailTaken is returned when an account with the email exists.
-var ErrEmailTaken = errors.New("an account with this email exists")
+var ErrEmailTaken error = errs.E(errs.Conflict, "an account with this email exists")
 
 const userColumns = "id, email, name, password_hash, role, created_at, last_login_at, coalesce(guest_workshop_id, 0), origin"
 
@@ -122,11 +124,4 @@ func (s *Store) SetUserRole(ctx context.Context, id int64, role string) error {
 func (s *Store) TouchLogin(ctx context.Context, id int64) error {
 	_, err := s.pool.Exec(ctx, `UPDATE users SET last_login_at = now() WHERE id = $1`, id)
 	return err
-}
-
-// CountUsers counts accounts.
-func (s *Store) CountUsers(ctx context.Context) (int, error) {
-	var n int
-	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM users`).Scan(&n)
-	return n, err
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/podpath/podpath/internal/errs"
 )
 
 // Workshop is an instructor's class: labs in order, seats, a time window,
@@ -62,12 +64,12 @@ func (w *Workshop) State(now time.Time) string {
 
 // Errors of joining a workshop.
 var (
-	ErrWorkshopFull = errors.New("every seat of the workshop is taken")
-	ErrCodeTaken    = errors.New("the join code is taken")
-	ErrWorkshopOver = errors.New("the workshop has ended")
+	ErrWorkshopFull error = errs.E(errs.Conflict, "every seat of the workshop is taken")
+	ErrCodeTaken    error = errs.E(errs.Conflict, "the join code is taken")
+	ErrWorkshopOver error = errs.E(errs.Gone, "the workshop has ended")
 	// ErrGuestTaken: the guest's account exists (the same browser joined
 	// already); join with it instead.
-	ErrGuestTaken = errors.New("the guest account exists")
+	ErrGuestTaken error = errs.E(errs.Conflict, "the guest account exists")
 )
 
 const workshopColumns = `w.id, w.title, w.code, w.instructor_id, w.lab_ids, w.seats, w.starts_at, w.ends_at, w.guests, w.prepare,
@@ -461,19 +463,19 @@ func (s *Store) CopyProgress(ctx context.Context, from, to uuid.UUID, steps []st
 
 // Takeover is an instructor typing in a learner's terminal: an audit record.
 type Takeover struct {
-	ID           int64      `json:"id"`
-	WorkshopID   int64      `json:"workshopId"`
-	InstructorID int64      `json:"instructorId"`
-	Instructor   string     `json:"instructor"`
-	LearnerID    int64      `json:"learnerId"`
-	Learner      string     `json:"learner"`
-	LabSession   *uuid.UUID `json:"labSessionId,omitempty"`
-	Node         string     `json:"node"`
-	StartedAt    time.Time  `json:"startedAt"`
-	EndedAt      *time.Time `json:"endedAt,omitempty"`
-	EndedBy      *string    `json:"endedBy,omitempty"`
+	ID           int64
+	WorkshopID   int64
+	InstructorID int64
+	Instructor   string
+	LearnerID    int64
+	Learner      string
+	LabSession   *uuid.UUID
+	Node         string
+	StartedAt    time.Time
+	EndedAt      *time.Time
+	EndedBy      *string
 	// Seconds is how long it lasted (so far).
-	Seconds int `json:"seconds"`
+	Seconds int
 }
 
 // StartTakeover records the start of a take-over.

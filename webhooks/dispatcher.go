@@ -106,20 +106,11 @@ func New(st *store.Store, client *http.Client, log *slog.Logger, opts Options) *
 	return &Dispatcher{store: st, client: client, log: log, opts: opts.withDefaults(), owner: uuid.New(), poke: make(chan struct{}, 1)}
 }
 
-// Options are the dispatcher's options, defaults filled in.
-func (d *Dispatcher) Options() Options { return d.opts }
-
-// Enqueue records an event for every webhook subscribed to its type and
-// wakes the dispatcher. It only writes to the database: it never waits on
-// a receiver.
-func (d *Dispatcher) Enqueue(ctx context.Context, eventType string, data any) error {
-	_, err := d.EnqueueOnce(ctx, "", eventType, data)
-	return err
-}
-
-// EnqueueOnce is Enqueue for an event that happens once: the first call
-// with a key records the event (and reports true), later ones with the
-// same key record nothing. An empty key is Enqueue.
+// EnqueueOnce records an event for every webhook subscribed to its type
+// and wakes the dispatcher; it only writes to the database, never waiting
+// on a receiver. An event that happens once has a key: the first call with
+// it records the event (and reports true), later ones record nothing. An
+// empty key records every call.
 func (d *Dispatcher) EnqueueOnce(ctx context.Context, key, eventType string, data any) (bool, error) {
 	if !Known(eventType) {
 		return false, fmt.Errorf("webhooks: unknown event type %q (known: %s)", eventType, strings.Join(Events, ", "))

@@ -243,7 +243,7 @@ func TestRetriedUntilDelivered(t *testing.T) {
 	w := register(t, st, rcv.URL)
 	d := webhooks.New(st, nil, testLog(), fast)
 	run(t, d)
-	if err := d.Enqueue(context.Background(), webhooks.LabCompleted, map[string]string{"labId": "pods"}); err != nil {
+	if _, err := d.EnqueueOnce(context.Background(), "", webhooks.LabCompleted, map[string]string{"labId": "pods"}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the third attempt to be recorded", 10*time.Second, func() bool {
@@ -296,7 +296,7 @@ func TestGivesUpThenRetry(t *testing.T) {
 	opts.MaxAttempts = 2
 	d := webhooks.New(st, nil, testLog(), opts)
 	run(t, d)
-	if err := d.Enqueue(context.Background(), webhooks.WorkshopEnded, webhooks.WorkshopEndedData{WorkshopID: 1, Title: "K8s 101", Learners: 3}); err != nil {
+	if _, err := d.EnqueueOnce(context.Background(), "", webhooks.WorkshopEnded, webhooks.WorkshopEndedData{WorkshopID: 1, Title: "K8s 101", Learners: 3}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the delivery to fail", 10*time.Second, func() bool {
@@ -350,7 +350,7 @@ func TestRestartLosesNothing(t *testing.T) {
 	stop1 := run(t, d1)
 	const n = 10
 	for i := range n {
-		if err := d1.Enqueue(context.Background(), webhooks.StepPassed, map[string]int{"i": i}); err != nil {
+		if _, err := d1.EnqueueOnce(context.Background(), "", webhooks.StepPassed, map[string]int{"i": i}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -362,7 +362,7 @@ func TestRestartLosesNothing(t *testing.T) {
 		t.Fatal("no request reached the hanging receiver")
 	}
 	stop1() // with a request in flight
-	if err := d1.Enqueue(context.Background(), webhooks.StepPassed, map[string]int{"i": n}); err != nil {
+	if _, err := d1.EnqueueOnce(context.Background(), "", webhooks.StepPassed, map[string]int{"i": n}); err != nil {
 		t.Fatal(err)
 	}
 	before := deliveriesOf(t, st1, w)
@@ -423,7 +423,7 @@ func TestNoEventDeliveredTwice(t *testing.T) {
 			d = d2
 		}
 		wg.Go(func() {
-			if err := d.Enqueue(context.Background(), webhooks.StepPassed, map[string]string{"i": strconv.Itoa(i)}); err != nil {
+			if _, err := d.EnqueueOnce(context.Background(), "", webhooks.StepPassed, map[string]string{"i": strconv.Itoa(i)}); err != nil {
 				t.Error(err)
 			}
 		})
@@ -461,13 +461,13 @@ func TestSlowReceiverDoesNotBlockEnqueue(t *testing.T) {
 	register(t, st, other.URL, webhooks.WorkshopEnded)
 	d := webhooks.New(st, nil, testLog(), fast)
 	run(t, d)
-	if err := d.Enqueue(context.Background(), webhooks.LabStarted, map[string]int{"i": -1}); err != nil {
+	if _, err := d.EnqueueOnce(context.Background(), "", webhooks.LabStarted, map[string]int{"i": -1}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "a request in flight at the slow receiver", 5*time.Second, func() bool { return rcv.arrived() > 0 })
 	start := time.Now()
 	for i := range 20 {
-		if err := d.Enqueue(context.Background(), webhooks.LabStarted, map[string]int{"i": i}); err != nil {
+		if _, err := d.EnqueueOnce(context.Background(), "", webhooks.LabStarted, map[string]int{"i": i}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -480,7 +480,7 @@ func TestSlowReceiverDoesNotBlockEnqueue(t *testing.T) {
 	if n := len(other.deliveries()); n != 0 {
 		t.Errorf("a webhook subscribed to workshop.ended got %d lab.started deliveries", n)
 	}
-	if err := d.Enqueue(context.Background(), "lab.exploded", nil); err == nil || !strings.Contains(err.Error(), "lab.started") {
+	if _, err := d.EnqueueOnce(context.Background(), "", "lab.exploded", nil); err == nil || !strings.Contains(err.Error(), "lab.started") {
 		t.Errorf("an unknown type: %v, want an error listing the known ones", err)
 	}
 }
@@ -507,7 +507,7 @@ func TestEnqueueOnce(t *testing.T) {
 	if err := st.DisableWebhook(context.Background(), w.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Enqueue(context.Background(), webhooks.LabCompleted, nil); err != nil {
+	if _, err := d.EnqueueOnce(context.Background(), "", webhooks.LabCompleted, nil); err != nil {
 		t.Fatal(err)
 	}
 	l := deliveriesOf(t, st, w)
