@@ -41,6 +41,11 @@ type limitKey struct {
 // loginLimiter keeps token buckets by key, least recently used first, and
 // drops buckets idle longer than idleAfter a few at a time on every call,
 // so no call ever walks the whole set. At most max buckets are kept.
+//
+// Buckets are made only for requests a limiter lets through: a refused
+// request writes nothing, so a flood of refused ones (a thousand e-mails a
+// second from an address already over its limit) cannot grow the set and
+// push other buckets out of it, a guesser's own among them.
 type loginLimiter struct {
 	mu        sync.Mutex
 	now       func() time.Time
@@ -71,35 +76,21 @@ func newLoginLimiter() *loginLimiter {
 }
 
 // allow takes a token from every key's bucket if each has one, and none
-// otherwise: a refused attempt does not also drain the buckets that had room.
+// otherwise: a refused attempt does not also drain the buckets that had
+// room, and makes no bucket.
 func (l *loginLimiter) allow(keys ...limitKey) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
-	entries := make([]*limiterEntry, len(keys))
-	ok := true
-	for i, k := range keys {
-		el := l.buckets[k.key]
-		if el == nil {
-			el = l.lru.PushBack(&limiterEntry{key: k.key, l: rate.NewLimiter(rate.Limit(k.perMinute/60), k.burst)})
-			l.buckets[k.key] = el
-		} else {
-			l.lru.MoveToBack(el)
-		}
-		e := el.Value.(*limiterEntry)
-		e.seen = now
-		entries[i] = e
-		if e.l.TokensAt(now) < 1 {
-			ok = false
-		}
+	if l.refusedLocked(now, keys) {
+		l.sweep(now)
+		return false
 	}
-	if ok {
-		for _, e := range entries {
-			e.l.AllowN(now, 1)
-		}
+	for _, k := range keys {
+		l.entryLocked(k, now).l.AllowN(now, 1)
 	}
 	l.sweep(now)
-	return ok
+	return true
 }
 
 // exhausted reports whether a key's bucket has no token left now, taking
@@ -109,6 +100,41 @@ func (l *loginLimiter) exhausted(k limitKey) bool {
 	defer l.mu.Unlock()
 	el := l.buckets[k.key]
 	return el != nil && el.Value.(*limiterEntry).l.TokensAt(l.now()) < 1
+}
+
+// refusedLocked says whether a key's bucket (one that exists: a missing
+// one is full) has no token now, and marks the existing ones used, so a
+// bucket a guesser keeps hitting is the last to be forgotten. Callers hold mu.
+func (l *loginLimiter) refusedLocked(now time.Time, keys []limitKey) bool {
+	refused := false
+	for _, k := range keys {
+		el := l.buckets[k.key]
+		if el == nil {
+			continue
+		}
+		e := el.Value.(*limiterEntry)
+		l.lru.MoveToBack(el)
+		e.seen = now
+		if e.l.TokensAt(now) < 1 {
+			refused = true
+		}
+	}
+	return refused
+}
+
+// entryLocked returns a key's bucket, made full if it was missing, marked
+// used. Callers hold mu.
+func (l *loginLimiter) entryLocked(k limitKey, now time.Time) *limiterEntry {
+	el := l.buckets[k.key]
+	if el == nil {
+		el = l.lru.PushBack(&limiterEntry{key: k.key, l: rate.NewLimiter(rate.Limit(k.perMinute/60), k.burst)})
+		l.buckets[k.key] = el
+	} else {
+		l.lru.MoveToBack(el)
+	}
+	e := el.Value.(*limiterEntry)
+	e.seen = now
+	return e
 }
 
 // sweep forgets up to sweepPerCall idle buckets from the front, and the

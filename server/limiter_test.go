@@ -107,3 +107,36 @@ func TestLimiterNoVictimLockout(t *testing.T) {
 		t.Errorf("200 addresses on one account: %d refused, want 100", refused)
 	}
 }
+
+// Refused sign-ins make no buckets: ten thousand attempts with distinct
+// e-mails from an address already over its limit leave the table as small
+// as before, so they cannot push another bucket out of it — a guesser's
+// own, which would forgive what it owes.
+func TestLimiterRefusalsMakeNoBuckets(t *testing.T) {
+	l, _ := testLimiter()
+	l.max = 5000
+	// A guesser's bucket, used up.
+	for range 10 {
+		l.allow(loginKeys("198.51.100.7", "victim@example.com")...)
+	}
+	if l.allow(loginKeys("198.51.100.7", "victim@example.com")...) {
+		t.Fatal("the 11th guess of one account from one address was let through")
+	}
+	// The same guesser floods from another address: 30 let through, the
+	// rest refused.
+	allowed := 0
+	for i := range 10000 {
+		if l.allow(loginKeys("203.0.113.7", fmt.Sprintf("spray%d@example.com", i))...) {
+			allowed++
+		}
+	}
+	if allowed != 30 {
+		t.Errorf("%d of 10000 sign-ins from one address let through, want 30", allowed)
+	}
+	if n := l.size(); n > 100 {
+		t.Errorf("the limiter keeps %d buckets after 10000 refused sign-ins from one address; want the few of the ones let through", n)
+	}
+	if l.allow(loginKeys("198.51.100.7", "victim@example.com")...) {
+		t.Error("the flood pushed the guesser's used-up bucket out: guessing goes on")
+	}
+}
