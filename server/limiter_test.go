@@ -140,3 +140,44 @@ func TestLimiterRefusalsMakeNoBuckets(t *testing.T) {
 		t.Error("the flood pushed the guesser's used-up bucket out: guessing goes on")
 	}
 }
+
+// Wrong join codes: an IPv6 /32 has 2000 a minute over all its /48s, and
+// another /32 is not held back by it; an IPv4-mapped address counts as
+// the IPv4 address. An address whose join budget is used up cannot get it
+// back by flooding the table with refused sign-ins.
+func TestLimiterJoinMisses(t *testing.T) {
+	l, _ := testLimiter()
+	misses := 0
+	for i := range 2100 {
+		keys := joinMissKeys(fmt.Sprintf("2001:db8:%x::1", i), "")
+		if l.exhausted(keys...) {
+			break
+		}
+		l.charge(keys...)
+		misses++
+	}
+	if misses != 2000 {
+		t.Errorf("wrong codes from distinct /48s of one /32: %d before the first refusal, want 2000", misses)
+	}
+	if l.exhausted(joinMissKeys("2001:db9::1", "")...) {
+		t.Error("another /32 is refused")
+	}
+	if a, b := joinMissKeys("::ffff:192.0.2.1", ""), joinMissKeys("192.0.2.1", ""); len(a) != 1 || a[0] != b[0] {
+		t.Errorf("an IPv4-mapped address counts as %v, the IPv4 address as %v", a, b)
+	}
+
+	ip := "192.0.2.44"
+	for range 200 {
+		l.charge(joinMissKeys(ip, "")...)
+	}
+	if !l.exhausted(joinMissKeys(ip, "")...) {
+		t.Fatal("200 wrong codes from one IPv4 address did not use up its budget")
+	}
+	l.max = 5000
+	for i := range 10000 {
+		l.allow(loginKeys(ip, fmt.Sprintf("u%d@example.com", i))...)
+	}
+	if !l.exhausted(joinMissKeys(ip, "")...) {
+		t.Error("refused sign-ins flushed the address's used-up join budget")
+	}
+}

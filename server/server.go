@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/crypto/bcrypt"
 
@@ -48,6 +49,9 @@ type Server struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 
+	// joinMisses counts wrong join codes over all addresses.
+	joinMisses *joinMissWatch
+
 	dummyHash []byte
 	ready     bool
 	readyMu   sync.Mutex
@@ -79,7 +83,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	dummy, _ := bcrypt.GenerateFromPassword([]byte("podpath dummy password"), bcrypt.DefaultCost)
 	s := &Server{
 		cfg: cfg, store: d.Store, labs: d.Labs, tracks: d.Tracks, log: d.Log,
-		metrics: newMetrics(), md: newMarkdown(), limiter: newLoginLimiter(),
+		metrics: newMetrics(), md: newMarkdown(), limiter: newLoginLimiter(), joinMisses: newJoinMissWatch(),
 		dummyHash: dummy, proxies: proxies, streams: newStreamCounter(cfg.MaxEventStreams),
 		wsHub: newWorkshopHub(), closing: make(chan struct{}),
 	}
@@ -105,6 +109,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.engine.OnEnd(s.terms.closeSession)
 	s.metrics.registry.MustRegister(s.engine.Metrics().Collectors()...)
 	s.metrics.countShells(s.terms.count)
+	s.metrics.registry.MustRegister(s.joinMisses.total, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "podpath_limiter_buckets", Help: "Token buckets the sign-in and join-code limits keep in this process.",
+	}, func() float64 { return float64(s.limiter.size()) }))
 	if cfg.SSO() && len(cfg.OIDCAllowedDomains) == 0 {
 		d.Log.Warn("single sign-on takes any address the provider has verified: anyone it vouches for gets an account and clusters; set PODPATH_OIDC_ALLOWED_DOMAINS to your company's domains")
 	}

@@ -39,7 +39,11 @@ const (
 // 0/O, 1/l/I.
 const codeAlphabet = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 
-const codeLength = 6
+// codeLength is a new join code's length: 31^10, about 2^49.5 codes, so a
+// guesser within the limits of limiter.go needs years per hit (the sums
+// are in docs/SECURITY.md). Codes of 6 made before keep working until
+// their workshop ends.
+const codeLength = 10
 
 func newJoinCode() string {
 	b := make([]byte, codeLength)
@@ -51,6 +55,15 @@ func newJoinCode() string {
 		b[i] = codeAlphabet[n.Int64()]
 	}
 	return string(b)
+}
+
+// displayCode groups a code for reading and typing: ABCDE-FGHJK. Older
+// six-character codes are shown as they are.
+func displayCode(code string) string {
+	if len(code) == codeLength {
+		return code[:codeLength/2] + "-" + code[codeLength/2:]
+	}
+	return code
 }
 
 // normalizeCode reads a code as people type or say it: any case, with
@@ -283,7 +296,9 @@ func (s *Server) workshopView(c echo.Context, w *store.Workshop, staff bool) *Wo
 	if !staff {
 		return v
 	}
-	v.Code, v.JoinURL = w.Code, s.joinURL(c, w.Code)
+	if w.Code != "" { // an ended workshop's code is retired
+		v.Code, v.JoinURL = displayCode(w.Code), s.joinURL(c, displayCode(w.Code))
+	}
 	v.Clusters = s.clustersView(c.Request().Context(), w, lg)
 	return v
 }
@@ -513,6 +528,9 @@ func (s *Server) apiRotateCode(c echo.Context) error {
 		err := s.store.SetWorkshopCode(c.Request().Context(), w.ID, code)
 		if errors.Is(err, store.ErrCodeTaken) {
 			continue
+		}
+		if errors.Is(err, store.ErrWorkshopOver) {
+			return apiError(http.StatusGone, translate("errcodeended", lang(c)))
 		}
 		if err != nil {
 			return err
@@ -896,17 +914,19 @@ func joinErr(c echo.Context, status int, key string, kv ...any) error {
 }
 
 // workshopForJoin finds an open workshop by code, or says why it cannot be
-// joined. Wrong codes are limited per address (20, then 10 a minute), and
-// past the limit every code is refused, so that codes cannot be found by
-// trying them.
+// joined. A code that opens no workshop now — unknown, retired, or of a
+// workshop not yet started or already ended — is a miss, answered the
+// same way whatever it was (it names no workshop) and counted against the
+// browser and the client address (limiter.go); past a limit every code is
+// refused, the right one too, so the answers tell a guesser nothing.
 func (s *Server) workshopForJoin(c echo.Context, code string) (*store.Workshop, error) {
 	ctx := c.Request().Context()
 	code = normalizeCode(code)
 	if code == "" {
 		return nil, joinErr(c, http.StatusBadRequest, "errjoinnocode")
 	}
-	miss := joinMissKey(clientIP(c))
-	if s.limiter.exhausted(miss) {
+	keys := joinMissKeys(clientIP(c), joinBrowser(c))
+	if s.limiter.exhausted(keys...) {
 		return nil, joinErr(c, http.StatusTooManyRequests, "errjointoomany")
 	}
 	var w *store.Workshop
@@ -914,21 +934,31 @@ func (s *Server) workshopForJoin(c echo.Context, code string) (*store.Workshop, 
 	if len(code) <= 20 {
 		w, err = s.store.WorkshopByCode(ctx, code)
 	}
+	if err == nil && w.State(time.Now()) != store.WorkshopOpen {
+		err = store.ErrNotFound
+	}
 	if errors.Is(err, store.ErrNotFound) {
-		s.limiter.allow(miss)
-		return nil, joinErr(c, http.StatusNotFound, "errjoinnone", "code", fmt.Sprintf("%.20s", code))
+		s.limiter.charge(keys...)
+		s.joinMisses.miss(s.log)
+		return nil, joinErr(c, http.StatusNotFound, "errjoinnone", "code", fmt.Sprintf("%.20s", displayCode(code)))
 	}
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
-	switch w.State(now) {
-	case store.WorkshopEnded:
-		return nil, joinErr(c, http.StatusGone, "errjoinended", "title", w.Title)
-	case store.WorkshopScheduled, store.WorkshopPreparing:
-		return nil, joinErr(c, http.StatusConflict, "errjoinlater", "title", w.Title, "at", w.StartsAt.UTC().Format("2006-01-02 15:04 UTC"))
-	}
 	return w, nil
+}
+
+// joinBrowser names the browser a join comes from, for its own budget of
+// wrong codes: its pre-session cookie, or else the signed-in account; ""
+// when neither (a script without cookies counts against its address only).
+func joinBrowser(c echo.Context) string {
+	if ck, err := c.Cookie(preSessionCookie); err == nil && len(ck.Value) == 32 {
+		return "c:" + ck.Value
+	}
+	if u := currentUser(c); u != nil {
+		return "u:" + strconv.FormatInt(u.ID, 10)
+	}
+	return ""
 }
 
 // join seats the current user (or a new guest) in the workshop and starts

@@ -70,7 +70,7 @@ var (
 	ErrGuestTaken = errors.New("the guest account exists")
 )
 
-const workshopColumns = `w.id, w.title, w.code, w.instructor_id, w.lab_ids, w.seats, w.starts_at, w.ends_at, w.guests, w.prepare,
+const workshopColumns = `w.id, w.title, coalesce(w.code, ''), w.instructor_id, w.lab_ids, w.seats, w.starts_at, w.ends_at, w.guests, w.prepare,
 	w.prepare_lead_seconds, w.ended_at, w.broadcast, w.broadcast_at, w.created_at,
 	(SELECT count(*) FROM workshop_learners l WHERE l.workshop_id = w.id)`
 
@@ -105,7 +105,8 @@ func (s *Store) WorkshopByID(ctx context.Context, id int64) (*Workshop, error) {
 	return scanWorkshop(s.pool.QueryRow(ctx, `SELECT `+workshopColumns+` FROM workshops w WHERE w.id = $1`, id))
 }
 
-// WorkshopByCode finds a workshop by its join code.
+// WorkshopByCode finds a workshop by its join code (an ended workshop's
+// code is retired: it finds nothing).
 func (s *Store) WorkshopByCode(ctx context.Context, code string) (*Workshop, error) {
 	return scanWorkshop(s.pool.QueryRow(ctx, `SELECT `+workshopColumns+` FROM workshops w WHERE w.code = $1`, code))
 }
@@ -132,11 +133,15 @@ func (s *Store) LiveWorkshops(ctx context.Context) ([]*Workshop, error) {
 	return out, wrap("list workshops", err)
 }
 
-// SetWorkshopCode gives the workshop a new join code.
+// SetWorkshopCode gives the workshop a new join code. An ended workshop
+// gets none (ErrWorkshopOver): its code was retired with it.
 func (s *Store) SetWorkshopCode(ctx context.Context, id int64, code string) error {
-	_, err := s.pool.Exec(ctx, `UPDATE workshops SET code = $2 WHERE id = $1`, id, code)
+	tag, err := s.pool.Exec(ctx, `UPDATE workshops SET code = $2 WHERE id = $1 AND ended_at IS NULL AND now() < ends_at`, id, code)
 	if isUniqueViolation(err, "workshops_code_key") {
 		return ErrCodeTaken
+	}
+	if err == nil && tag.RowsAffected() == 0 {
+		return ErrWorkshopOver
 	}
 	return wrap("set workshop code", err)
 }
@@ -147,9 +152,10 @@ func (s *Store) SetBroadcast(ctx context.Context, id int64, msg string) error {
 	return wrap("set broadcast", err)
 }
 
-// EndWorkshop marks a workshop ended (once).
+// EndWorkshop marks a workshop ended (once) and retires its join code, so
+// the code opens nothing any more and may be drawn again.
 func (s *Store) EndWorkshop(ctx context.Context, id int64) error {
-	_, err := s.pool.Exec(ctx, `UPDATE workshops SET ended_at = coalesce(ended_at, now()) WHERE id = $1`, id)
+	_, err := s.pool.Exec(ctx, `UPDATE workshops SET ended_at = coalesce(ended_at, now()), code = NULL WHERE id = $1`, id)
 	return wrap("end workshop", err)
 }
 
