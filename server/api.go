@@ -254,9 +254,6 @@ func (s *Server) apiStart(c echo.Context) error {
 		return err
 	}
 	sess, err := s.engine.Start(c.Request().Context(), currentUser(c).ID, l, append(opts, session.WithMode(mode))...)
-	if err == nil {
-		s.labStarted(c.Request().Context(), sess)
-	}
 	if err == nil && sess.WorkshopID != nil {
 		s.startedInWorkshop(c.Request().Context(), sess)
 	}
@@ -543,7 +540,6 @@ func (s *Server) apiCheck(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	s.attempted(c.Request().Context(), sess, a)
 	if sess.WorkshopID != nil {
 		s.learnerChanged(*sess.WorkshopID, sess.UserID)
 	}
@@ -559,7 +555,6 @@ func (s *Server) apiSolve(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	s.attempted(c.Request().Context(), sess, a)
 	if sess.WorkshopID != nil {
 		s.learnerChanged(*sess.WorkshopID, sess.UserID)
 	}

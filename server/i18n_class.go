@@ -224,6 +224,10 @@ var errorMessages = map[string]map[string]string{
 		"errguestnotyet":   "the workshop \"{title}\" is not open yet: as its guest you can take its labs while it is",
 		"errguestotherlab": "as a guest of a workshop you can take its labs only; \"{lab}\" is not one of them",
 
+		// A start or an attempt the database did not take (the engine's refusals).
+		"errattemptnotsaved": "this attempt could not be saved, so it does not count yet; try again in a moment",
+		"errstartnotsaved":   "the lab session could not be saved, so nothing was started; start the lab again in a moment",
+
 		"errinstructoronly": "only instructors and admins run workshops; an admin can make you one with: podpath user role --email YOU --role instructor",
 		"errworkshopid":     "{id} is not a workshop id (a number)",
 		"errnoworkshop":     "no such workshop among yours",
@@ -248,6 +252,7 @@ var errorMessages = map[string]map[string]string{
 		"errbroadcastlong":  "a broadcast can have at most 1000 characters",
 		"errextendminutes":  "\"minutes\" must be from 1 to 1440",
 		"errresetnosession": "this learner has no session yet: nothing to reset",
+		"errendfailed":      "the workshop could not be ended: the server could not save it, so nothing changed and the class goes on; try End workshop again in a moment",
 		"errresetstep":      "\"fromStep\" {step} is not a step of lab {lab}, the learner's; send \"\" (reset all progress) or one of: {steps}",
 		"errwatchnosession": "{name} has no active session in this workshop",
 		"errwatchnotready":  "{name}'s cluster is {state}, not ready",
@@ -300,6 +305,9 @@ var errorMessages = map[string]map[string]string{
 		"errguestnotyet":   "工作坊“{title}”还没开始：开始之后，你作为访客才能做它的实验",
 		"errguestotherlab": "工作坊的访客只能做这个工作坊的实验；“{lab}”不在其中",
 
+		"errattemptnotsaved": "这次尝试没能保存，所以还不算数；请稍后再试",
+		"errstartnotsaved":   "实验会话没能保存，所以什么都没有开始；请稍后重新开始这个实验",
+
 		"errinstructoronly": "工作坊只能由讲师和管理员开设；管理员可以用 podpath user role --email YOU --role instructor 把你设为讲师",
 		"errworkshopid":     "{id} 不是工作坊编号（应为数字）",
 		"errnoworkshop":     "你的工作坊里没有这一个",
@@ -324,6 +332,7 @@ var errorMessages = map[string]map[string]string{
 		"errbroadcastlong":  "通知最多 1000 个字符",
 		"errextendminutes":  "\"minutes\" 必须在 1 到 1440 之间",
 		"errresetnosession": "这位学员还没有会话：没有可以重置的内容",
+		"errendfailed":      "无法结束工作坊：服务器没能保存，所以什么都没有改变，课程照常进行；请稍后再点一次“结束工作坊”",
 		"errresetstep":      "\"fromStep\" {step} 不是这位学员所做实验 {lab} 的步骤；请发送 \"\"（重置全部进度）或以下之一：{steps}",
 		"errwatchnosession": "{name} 在这个工作坊里没有进行中的会话",
 		"errwatchnotready":  "{name} 的集群还没就绪（当前：{state}）",
@@ -351,6 +360,8 @@ var sessionErrors = []struct {
 	args []string // the names of re's groups, in order
 }{
 	{regexp.MustCompile(`^this session has ended; start the lab again$`), "errsessionended", nil},
+	{regexp.MustCompile(`^this attempt could not be saved, so it does not count yet`), "errattemptnotsaved", nil},
+	{regexp.MustCompile(`^the lab session could not be saved, so nothing was started`), "errstartnotsaved", nil},
 	{regexp.MustCompile(`^lab (\S+) is no longer installed on this server$`), "errlabgone", []string{"lab"}},
 	{regexp.MustCompile(`^lab (\S+) has no step (".*")$`), "errnostep", []string{"lab", "step"}},
 	{regexp.MustCompile(`^this step cannot be skipped$`), "errnoskip", nil},

@@ -107,6 +107,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 	// and not the instructor whose socket the closing shell ends.
 	s.engine.OnEnd(func(id uuid.UUID) { s.wsHub.endTakeovers(id, "server") })
 	s.engine.OnEnd(s.terms.closeSession)
+	// Webhook events, written in the transaction of what they announce.
+	s.engine.OnStarted(s.labStarted)
+	s.engine.OnAttempted(s.attempted)
 	s.metrics.registry.MustRegister(s.engine.Metrics().Collectors()...)
 	s.metrics.countShells(s.terms.count)
 	s.metrics.registry.MustRegister(s.joinMisses.total, prometheus.NewGaugeFunc(prometheus.GaugeOpts{

@@ -1170,12 +1170,9 @@ func (s *Server) carryProgress(ctx context.Context, sess *store.LabSession) erro
 	return s.store.CopyProgress(ctx, prev.ID, sess.ID, steps)
 }
 
-func (s *Server) startInWorkshop(ctx context.Context, w *store.Workshop, userID int64, l *labs.Lab) (*store.LabSession, error) {
-	sess, err := s.engine.Start(ctx, userID, l, session.WithWorkshop(w.ID), session.WithLifetime(workshopLifetime(w)))
-	if err == nil {
-		s.labStarted(ctx, sess)
-	}
-	return sess, err
+func (s *Server) startInWorkshop(ctx context.Context, w *store.Workshop, userID int64, l *labs.Lab, opts ...session.StartOption) (*store.LabSession, error) {
+	opts = append([]session.StartOption{session.WithWorkshop(w.ID), session.WithLifetime(workshopLifetime(w))}, opts...)
+	return s.engine.Start(ctx, userID, l, opts...)
 }
 
 // workshopLifetime is how long a session of the workshop may last: until
@@ -1489,7 +1486,10 @@ func (s *Server) apiEndWorkshop(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.endWorkshop(c.Request().Context(), w, "the instructor ended the workshop"); err != nil {
+	if err := s.endWorkshop(c.Request().Context(), w, "the instructor ended the workshop"); errors.Is(err, errNotEnded) {
+		s.log.Error("end workshop: nothing was stored", "workshop", w.ID, "err", err)
+		return apiError(http.StatusServiceUnavailable, translate("errendfailed", lang(c)))
+	} else if err != nil {
 		return err
 	}
 	w, err = s.store.WorkshopByID(c.Request().Context(), w.ID)
@@ -1499,13 +1499,23 @@ func (s *Server) apiEndWorkshop(c echo.Context) error {
 	return c.JSON(http.StatusOK, s.workshopView(c, w, true))
 }
 
+// errNotEnded: Postgres did not take a workshop's end, and nothing of it
+// was stored; ending it again may work.
+var errNotEnded = errors.New("the workshop's end was not stored")
+
 // endWorkshop marks it ended, drops its prepared clusters and ends every
-// session of it (their clusters are deleted; results stay).
+// session of it (their clusters are deleted; results stay). The end, the
+// code's retirement and workshop.ended are one transaction: if it fails
+// (errNotEnded) the workshop goes on, open, and nothing else is touched.
 func (s *Server) endWorkshop(ctx context.Context, w *store.Workshop, reason string) error {
-	if err := s.store.EndWorkshop(ctx, w.ID); err != nil {
-		return err
+	if err := s.store.InTx(ctx, func(ctx context.Context) error {
+		if err := s.store.EndWorkshop(ctx, w.ID); err != nil {
+			return err
+		}
+		return s.workshopEnded(ctx, w)
+	}); err != nil {
+		return fmt.Errorf("%w: %w", errNotEnded, err)
 	}
-	s.workshopEnded(ctx, w)
 	s.engine.Prepare(w.ID, 0, 0, nil)
 	sessions, err := s.store.WorkshopSessions(ctx, w.ID)
 	if err != nil {

@@ -142,8 +142,10 @@ type Engine struct {
 
 	lives sync.Map // uuid.UUID -> *life
 
-	onEndMu sync.Mutex
-	onEnd   []func(uuid.UUID)
+	onEndMu     sync.Mutex
+	onEnd       []func(uuid.UUID)
+	onStarted   []StartedFunc
+	onAttempted []AttemptedFunc
 }
 
 // New builds an engine; Open starts it.
@@ -175,6 +177,36 @@ func (e *Engine) OnEnd(fn func(uuid.UUID)) {
 	e.onEndMu.Lock()
 	defer e.onEndMu.Unlock()
 	e.onEnd = append(e.onEnd, fn)
+}
+
+// StartedFunc hears of a new session inside the transaction that stores
+// it: what it writes with ctx is part of the start, and its error undoes
+// the start (the server writes the lab.started webhook event this way).
+type StartedFunc func(ctx context.Context, sess *store.LabSession) error
+
+// AttemptedFunc hears of an attempt inside the transaction that records
+// it: what it writes with ctx is part of the attempt, and its error undoes
+// it (the server writes step.passed and lab.completed this way).
+type AttemptedFunc func(ctx context.Context, sess *store.LabSession, a *store.Attempt) error
+
+// OnStarted registers fn for every session start.
+func (e *Engine) OnStarted(fn StartedFunc) {
+	e.onEndMu.Lock()
+	defer e.onEndMu.Unlock()
+	e.onStarted = append(e.onStarted, fn)
+}
+
+// OnAttempted registers fn for every attempt recorded (checks and skips).
+func (e *Engine) OnAttempted(fn AttemptedFunc) {
+	e.onEndMu.Lock()
+	defer e.onEndMu.Unlock()
+	e.onAttempted = append(e.onAttempted, fn)
+}
+
+func (e *Engine) hooks() ([]StartedFunc, []AttemptedFunc) {
+	e.onEndMu.Lock()
+	defer e.onEndMu.Unlock()
+	return append([]StartedFunc(nil), e.onStarted...), append([]AttemptedFunc(nil), e.onAttempted...)
 }
 
 // Lab returns an installed lab by id, or nil.
@@ -308,33 +340,41 @@ func (e *Engine) goBackground(fn func()) {
 }
 
 // StartOption sets how a session starts.
-type StartOption func(*store.NewLabSession)
+type StartOption func(*startConfig)
+
+// startConfig is a start: the row to store.
+type startConfig struct {
+	n store.NewLabSession
+}
 
 // WithMode starts the session in a mode (store.ModeGuided, the default, or
 // store.ModeChallenge); the caller has checked it.
 func WithMode(mode string) StartOption {
-	return func(n *store.NewLabSession) { n.Mode = mode }
+	return func(c *startConfig) { c.n.Mode = mode }
 }
 
 // WithWorkshop starts the session as part of a workshop: it takes a cluster
 // prepared for the workshop when there is one.
 func WithWorkshop(id int64) StartOption {
-	return func(n *store.NewLabSession) { n.WorkshopID = id }
+	return func(c *startConfig) { c.n.WorkshopID = id }
 }
 
 // WithLifetime sets the session's hard lifetime instead of the server's
 // (a workshop's sessions last until the workshop ends).
 func WithLifetime(d time.Duration) StartOption {
-	return func(n *store.NewLabSession) {
+	return func(c *startConfig) {
 		if d > 0 {
-			n.Lifetime = d
+			c.n.Lifetime = d
 		}
 	}
 }
 
 // Start creates a lab session for the user and provisions its cluster, from
 // the warm pool when it holds one of the lab's shape. A learner with an
-// active session gets store.ErrActiveSession.
+// active session gets store.ErrActiveSession. The session's row, its
+// sandbox's and what the OnStarted hooks write are one transaction;
+// clusters are touched only after it commits. When it does not, nothing was stored and the error is of
+// kind ErrUnavailable and ErrNotSaved (or store.ErrActiveSession).
 func (e *Engine) Start(ctx context.Context, userID int64, lab *labs.Lab, opts ...StartOption) (*store.LabSession, error) {
 	if err := e.ready(); err != nil {
 		return nil, err
@@ -345,13 +385,14 @@ func (e *Engine) Start(ctx context.Context, userID int64, lab *labs.Lab, opts ..
 	if err != nil {
 		return nil, fmt.Errorf("lab %s: %w", lab.ID, err)
 	}
-	n := store.NewLabSession{
+	sc := startConfig{n: store.NewLabSession{
 		ID: id, UserID: userID, LabID: lab.ID, Lifetime: e.cfg.MaxLifetime, IdleTimeout: e.cfg.IdleTimeout,
 		SandboxName: e.sandboxName(id), Image: e.cfg.NodeImage, Workers: lab.Cluster.Workers, Values: vals,
-	}
+	}}
 	for _, o := range opts {
-		o(&n)
+		o(&sc)
 	}
+	n := &sc.n
 	if n.WorkshopID != 0 {
 		e.pool.mu.Lock()
 		e.pool.starts[n.WorkshopID]++
@@ -361,18 +402,22 @@ func (e *Engine) Start(ctx context.Context, userID int64, lab *labs.Lab, opts ..
 	if pc != nil {
 		n.Claim = pc.name
 	}
-	sess, err := e.store.CreateLabSession(ctx, n)
+	sess, err := e.storeStart(ctx, &sc)
 	if pc != nil && errors.Is(err, store.ErrNotFound) {
 		// The pool's row is gone (deleted by hand): forget it, create afresh.
 		e.log.Warn("pool cluster's row is gone; creating a fresh cluster", "sandbox", pc.name)
 		e.pool.claimed(pc)
 		pc.ticket.release()
 		pc, n.Claim = nil, ""
-		sess, err = e.store.CreateLabSession(ctx, n)
+		sess, err = e.storeStart(ctx, &sc)
 	}
 	if err != nil {
 		e.pool.unclaim(pc) // the pool cluster stays the pool's
-		return nil, err
+		if errors.Is(err, store.ErrActiveSession) {
+			return nil, err
+		}
+		e.log.Error("start a lab session: nothing was stored", "user", userID, "lab", lab.ID, "err", err)
+		return nil, notSaved("the lab session could not be saved, so nothing was started; start the lab again in a moment")
 	}
 	l := &life{id: id, userID: userID, labID: lab.ID, lab: filled, sandbox: n.SandboxName, workers: lab.Cluster.Workers}
 	l.touched.Store(time.Now().UnixNano())
@@ -390,6 +435,26 @@ func (e *Engine) Start(ctx context.Context, userID int64, lab *labs.Lab, opts ..
 	e.provisionLocked(l, pc != nil)
 	l.mu.Unlock()
 	return sess, nil
+}
+
+// storeStart writes a start in one transaction: the new session and its
+// sandbox, and what the hooks write.
+func (e *Engine) storeStart(ctx context.Context, sc *startConfig) (*store.LabSession, error) {
+	started, _ := e.hooks()
+	var sess *store.LabSession
+	err := e.store.InTx(ctx, func(ctx context.Context) error {
+		var err error
+		if sess, err = e.store.CreateLabSession(ctx, sc.n); err != nil {
+			return err
+		}
+		for _, fn := range started {
+			if err := fn(ctx, sess); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return sess, err
 }
 
 // lifeOf finds the life of an active session, making one for a session this

@@ -111,7 +111,9 @@ func (d *Dispatcher) Options() Options { return d.opts }
 
 // Enqueue records an event for every webhook subscribed to its type and
 // wakes the dispatcher. It only writes to the database: it never waits on
-// a receiver.
+// a receiver. Called with the context of a store.InTx, the rows are part
+// of that transaction — written with the change the event announces, or
+// not at all — and the dispatcher is woken once it commits.
 func (d *Dispatcher) Enqueue(ctx context.Context, eventType string, data any) error {
 	_, err := d.EnqueueOnce(ctx, "", eventType, data)
 	return err
@@ -134,7 +136,7 @@ func (d *Dispatcher) EnqueueOnce(ctx context.Context, key, eventType string, dat
 		return false, err
 	}
 	if n > 0 {
-		d.Poke()
+		store.AfterCommit(ctx, d.Poke)
 	}
 	return !dup, nil
 }
