@@ -196,3 +196,114 @@ func TestStartAndCheckAreWrittenWithTheirEvents(t *testing.T) {
 		t.Errorf("step.passed arrived %d times and lab.started %d, want once each", n, m)
 	}
 }
+
+// An instructor's reset is one transaction: when the copy of the progress
+// it keeps fails, the reset answers an error, and the learner is still in
+// their old session, with its cluster and all its progress on the board
+// and in the results. Once the cause is gone the reset works.
+func TestResetIsAtomic(t *testing.T) {
+	fake := fakesandbox.New()
+	e := startServer(t, workshopConfig(t), fake)
+	ctx := context.Background()
+	now := time.Now()
+	grace := e.instructor(t, "grace@example.com")
+	w := grace.createWorkshop(t, workshopBody("Again", now.Add(-time.Minute), now.Add(time.Hour), 3, true))
+	ada := newClient(t, e.url)
+	r, j := ada.join(w.Code, "Ada")
+	if r.status != 200 {
+		t.Fatalf("join: %d %s", r.status, r.body)
+	}
+	waitReady(t, ada, j.Session.ID)
+	adaID := me(t, ada).ID
+	old := mustUUID(t, j.Session.ID)
+	sb, err := e.store.SandboxOf(ctx, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lab struct{ Steps []struct{ ID string } }
+	ada.do("GET", "/api/labs/yaml-to-process", nil).json(t, &lab)
+	for _, st := range lab.Steps[:2] {
+		if err := e.store.RecordAttempt(ctx, &store.Attempt{LabSessionID: old, StepID: st.ID, Kind: store.AttemptCheck, Passed: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	passedOnBoard := func() int {
+		t.Helper()
+		var b server.BoardView
+		grace.do("GET", "/api/workshops/"+itoa(w.ID)+"/board", nil).json(t, &b)
+		if len(b.Learners) != 1 {
+			t.Fatalf("board: %d learners", len(b.Learners))
+		}
+		return b.Learners[0].Passed
+	}
+	passedInResults := func() int {
+		t.Helper()
+		var res struct{ Results []server.ResultRow }
+		grace.do("GET", "/api/workshops/"+itoa(w.ID)+"/results.json", nil).json(t, &res)
+		n := 0
+		for _, row := range res.Results {
+			if row.Passed {
+				n++
+			}
+		}
+		return n
+	}
+	if n := passedOnBoard(); n != 2 {
+		t.Fatalf("before the reset the board shows %d steps passed, want 2", n)
+	}
+
+	// The copy into the new session fails: any attempt written for a
+	// session other than the old one.
+	sql(t, e, `CREATE FUNCTION refuse_copy() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			IF NEW.lab_session_id <> '`+old.String()+`' THEN
+				RAISE EXCEPTION 'the test refuses copying progress';
+			END IF;
+			RETURN NEW;
+		END $$`,
+		`CREATE TRIGGER refuse_copy BEFORE INSERT ON check_attempts FOR EACH ROW EXECUTE FUNCTION refuse_copy()`)
+	reset := "/api/workshops/" + itoa(w.ID) + "/learners/" + itoa(adaID) + "/reset"
+	r = grace.do("POST", reset, map[string]string{"fromStep": "yaml-to-process/" + lab.Steps[2].ID})
+	if r.status != 503 || !strings.Contains(r.errorMessage(), "nothing changed") {
+		t.Errorf("a reset whose copy fails: %d %s, want 503 saying nothing changed", r.status, r.body)
+	}
+	if sess, err := e.store.ActiveLabSession(ctx, adaID); err != nil || sess.ID != old {
+		t.Errorf("after the failed reset the learner's active session is %+v (%v), want the old one %s", sess, err, old)
+	}
+	if n := countRows(t, e, "lab_sessions"); n != 1 {
+		t.Errorf("the failed reset left %d sessions, want the 1 old one", n)
+	}
+	if n, m := passedOnBoard(), passedInResults(); n != 2 || m != 2 {
+		t.Errorf("after the failed reset the board shows %d steps passed and the results %d, want 2 and 2", n, m)
+	}
+	if contains(fake.Deletes(), sb.Name) || !contains(fake.Clusters(), sb.Name) {
+		t.Errorf("the failed reset deleted the old cluster %s (deletes %v)", sb.Name, fake.Deletes())
+	}
+	var sv struct {
+		State   string
+		Sandbox struct{ State string }
+	}
+	ada.do("GET", "/api/sessions/"+old.String(), nil).json(t, &sv)
+	if sv.State != store.SessionActive || sv.Sandbox.State != store.SandboxReady {
+		t.Errorf("after the failed reset the learner's session is %s with its cluster %s, want active and ready", sv.State, sv.Sandbox.State)
+	}
+
+	sql(t, e, `DROP TRIGGER refuse_copy ON check_attempts`)
+	r = grace.do("POST", reset, map[string]string{"fromStep": "yaml-to-process/" + lab.Steps[2].ID})
+	if r.status != 200 {
+		t.Fatalf("reset: %d %s", r.status, r.body)
+	}
+	fresh, err := e.store.ActiveLabSession(ctx, adaID)
+	if err != nil || fresh.ID == old {
+		t.Fatalf("after the reset the active session is %+v (%v), want a new one", fresh, err)
+	}
+	if n, m := passedOnBoard(), passedInResults(); n != 2 || m != 2 {
+		t.Errorf("after the reset the board shows %d steps passed and the results %d, want the 2 kept", n, m)
+	}
+	if prev, _ := e.store.LabSession(ctx, old); prev.State != store.SessionEnded {
+		t.Errorf("the old session is %s after the reset", prev.State)
+	}
+	if !contains(fake.Deletes(), sb.Name) {
+		t.Errorf("the old cluster %s was not deleted after the reset (deletes %v)", sb.Name, fake.Deletes())
+	}
+}

@@ -1459,17 +1459,22 @@ func (s *Server) apiResetLearner(c echo.Context) error {
 			keep = append(keep, st.ID)
 		}
 	}
+	// One transaction: the old session ended, the new one stored, the
+	// progress kept copied (and lab.started). If it fails, the learner
+	// goes on in the old session with all its progress; clusters are
+	// touched only once it has committed (the old one deleted, then the
+	// new one made). Ending the old session ends its take-overs.
+	opts := []session.StartOption{session.Within(func(ctx context.Context, fresh *store.LabSession) error {
+		return s.store.CopyProgress(ctx, last.ID, fresh.ID, keep)
+	})}
 	if last.State == store.SessionActive {
-		s.wsHub.endTakeovers(last.ID, "server")
-		if err := s.engine.End(ctx, last, "reset by the instructor"); err != nil {
-			return err
-		}
+		opts = append(opts, session.Replacing(last, "reset by the instructor"))
 	}
-	fresh, err := s.startInWorkshop(ctx, w, id, l)
+	fresh, err := s.startInWorkshop(ctx, w, id, l, opts...)
+	if errors.Is(err, session.ErrNotSaved) {
+		return apiError(http.StatusServiceUnavailable, translate("errresetfailed", lang(c)))
+	}
 	if err != nil {
-		return err
-	}
-	if err := s.store.CopyProgress(ctx, last.ID, fresh.ID, keep); err != nil {
 		return err
 	}
 	s.log.Info("learner reset", "workshop", w.ID, "learner", id, "from", req.FromStep, "session", fresh.ID)

@@ -342,9 +342,13 @@ func (e *Engine) goBackground(fn func()) {
 // StartOption sets how a session starts.
 type StartOption func(*startConfig)
 
-// startConfig is a start: the row to store.
+// startConfig is a start: the row to store, and what else its transaction
+// holds.
 type startConfig struct {
-	n store.NewLabSession
+	n       store.NewLabSession
+	within  []func(ctx context.Context, sess *store.LabSession) error
+	replace *store.LabSession
+	reason  string
 }
 
 // WithMode starts the session in a mode (store.ModeGuided, the default, or
@@ -369,11 +373,27 @@ func WithLifetime(d time.Duration) StartOption {
 	}
 }
 
+// Within runs fn in the transaction that stores the new session, after
+// it: what fn writes with ctx is part of the start, and its error undoes
+// the start (a reset copies the progress it keeps this way).
+func Within(fn func(ctx context.Context, sess *store.LabSession) error) StartOption {
+	return func(c *startConfig) { c.within = append(c.within, fn) }
+}
+
+// Replacing ends old, the learner's active session, in the same
+// transaction that stores the new one (an instructor's reset): if the
+// start fails, old goes on as it was; once it is stored, old's cluster is
+// deleted before the new one is provisioned.
+func Replacing(old *store.LabSession, reason string) StartOption {
+	return func(c *startConfig) { c.replace, c.reason = old, reason }
+}
+
 // Start creates a lab session for the user and provisions its cluster, from
 // the warm pool when it holds one of the lab's shape. A learner with an
 // active session gets store.ErrActiveSession. The session's row, its
-// sandbox's and what the OnStarted hooks write are one transaction;
-// clusters are touched only after it commits. When it does not, nothing was stored and the error is of
+// sandbox's, what the OnStarted hooks and Within write, and the end of the
+// session it replaces are one transaction; clusters are touched only after
+// it commits. When it does not, nothing was stored and the error is of
 // kind ErrUnavailable and ErrNotSaved (or store.ErrActiveSession).
 func (e *Engine) Start(ctx context.Context, userID int64, lab *labs.Lab, opts ...StartOption) (*store.LabSession, error) {
 	if err := e.ready(); err != nil {
@@ -393,6 +413,14 @@ func (e *Engine) Start(ctx context.Context, userID int64, lab *labs.Lab, opts ..
 		o(&sc)
 	}
 	n := &sc.n
+	// The session it replaces stops in memory first (provisioning in
+	// flight is cancelled) and goes on if the start fails.
+	var old *ending
+	if sc.replace != nil {
+		if old, err = e.beginEnd(ctx, sc.replace); err != nil {
+			return nil, err
+		}
+	}
 	if n.WorkshopID != 0 {
 		e.pool.mu.Lock()
 		e.pool.starts[n.WorkshopID]++
@@ -413,11 +441,15 @@ func (e *Engine) Start(ctx context.Context, userID int64, lab *labs.Lab, opts ..
 	}
 	if err != nil {
 		e.pool.unclaim(pc) // the pool cluster stays the pool's
+		old.undo()
 		if errors.Is(err, store.ErrActiveSession) {
 			return nil, err
 		}
 		e.log.Error("start a lab session: nothing was stored", "user", userID, "lab", lab.ID, "err", err)
 		return nil, notSaved("the lab session could not be saved, so nothing was started; start the lab again in a moment")
+	}
+	if old != nil {
+		e.finishEnd(ctx, old, sc.reason)
 	}
 	l := &life{id: id, userID: userID, labID: lab.ID, lab: filled, sandbox: n.SandboxName, workers: lab.Cluster.Workers}
 	l.touched.Store(time.Now().UnixNano())
@@ -437,17 +469,27 @@ func (e *Engine) Start(ctx context.Context, userID int64, lab *labs.Lab, opts ..
 	return sess, nil
 }
 
-// storeStart writes a start in one transaction: the new session and its
-// sandbox, and what the hooks write.
+// storeStart writes a start in one transaction: the replaced session's
+// end, the new session and its sandbox, and what the hooks write.
 func (e *Engine) storeStart(ctx context.Context, sc *startConfig) (*store.LabSession, error) {
 	started, _ := e.hooks()
 	var sess *store.LabSession
 	err := e.store.InTx(ctx, func(ctx context.Context) error {
+		if sc.replace != nil {
+			if err := e.store.EndLabSession(ctx, sc.replace.ID, sc.reason); err != nil {
+				return err
+			}
+		}
 		var err error
 		if sess, err = e.store.CreateLabSession(ctx, sc.n); err != nil {
 			return err
 		}
 		for _, fn := range started {
+			if err := fn(ctx, sess); err != nil {
+				return err
+			}
+		}
+		for _, fn := range sc.within {
 			if err := fn(ctx, sess); err != nil {
 				return err
 			}
@@ -560,38 +602,70 @@ func (e *Engine) End(ctx context.Context, sess *store.LabSession, reason string)
 	if err := e.ready(); err != nil {
 		return err
 	}
-	l, err := e.lifeOf(ctx, sess)
-	if errors.Is(err, ErrGone) {
-		return nil
-	}
-	if err != nil {
+	en, err := e.beginEnd(ctx, sess)
+	if err != nil || en == nil {
 		return err
 	}
-	l.mu.Lock()
-	if l.phase == phaseEnding {
-		l.mu.Unlock()
-		return nil
+	if err := e.store.EndLabSession(ctx, en.l.id, reason); err != nil {
+		// Postgres did not take it: the session goes on as it was.
+		en.undo()
+		return err
 	}
-	provisioning := l.provDone != nil
-	prev := l.phase
+	e.finishEnd(ctx, en, reason)
+	return nil
+}
+
+// ending is a session's end under way in memory, not yet in Postgres.
+type ending struct {
+	l            *life
+	prev         phase
+	provisioning bool
+	done         chan struct{}
+}
+
+// beginEnd stops a session in memory: it is ending, and provisioning in
+// flight is cancelled. It returns nil when the session has ended or is
+// ending already.
+func (e *Engine) beginEnd(ctx context.Context, sess *store.LabSession) (*ending, error) {
+	l, err := e.lifeOf(ctx, sess)
+	if errors.Is(err, ErrGone) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.phase == phaseEnding {
+		return nil, nil
+	}
+	en := &ending{l: l, prev: l.phase, provisioning: l.provDone != nil, done: l.provDone}
 	l.setPhase(phaseEnding)
 	if l.cancel != nil {
 		l.cancel()
 	}
-	done := l.provDone
-	l.mu.Unlock()
+	return en, nil
+}
 
-	if err := e.store.EndLabSession(ctx, l.id, reason); err != nil {
-		// Postgres did not take it: the session goes on as it was, except
-		// that provisioning, cancelled above, must be retried.
-		l.mu.Lock()
-		if provisioning {
-			prev = phaseFailed
-		}
-		l.setPhase(prev)
-		l.mu.Unlock()
-		return err
+// undo lets a session whose end Postgres did not take go on as it was,
+// except that provisioning, cancelled by beginEnd, must be retried.
+func (en *ending) undo() {
+	if en == nil {
+		return
 	}
+	en.l.mu.Lock()
+	defer en.l.mu.Unlock()
+	prev := en.prev
+	if en.provisioning {
+		prev = phaseFailed
+	}
+	en.l.setPhase(prev)
+}
+
+// finishEnd follows an end Postgres took: the session's streams and
+// terminals hear of it, and its cluster is deleted.
+func (e *Engine) finishEnd(ctx context.Context, en *ending, reason string) {
+	l := en.l
 	e.publish(l.id, EventEnded, map[string]string{"reason": reason})
 	e.onEndMu.Lock()
 	fns := append([]func(uuid.UUID){}, e.onEnd...)
@@ -601,20 +675,19 @@ func (e *Engine) End(ctx context.Context, sess *store.LabSession, reason string)
 	}
 	e.writes.state(ctx, l.sandbox, store.SandboxExpiring, nil)
 	teardown := func() {
-		if done != nil {
-			<-done
+		if en.done != nil {
+			<-en.done
 		}
 		e.deleteCluster(context.WithoutCancel(ctx), l)
 		e.lives.Delete(l.id)
 		e.log.Info("lab session ended", "session", l.id, "reason", reason)
 	}
-	if provisioning {
+	if en.provisioning {
 		// The create may take a minute to notice; the learner need not wait.
 		e.goBackground(teardown)
-		return nil
+		return
 	}
 	teardown()
-	return nil
 }
 
 // deleteCluster deletes a session's cluster and gives its room back. A
