@@ -1037,6 +1037,27 @@ func TestWorkshopCodeGuessing(t *testing.T) {
 	if r, _ := classmate.join(w.Code, "Lin"); r.status != 200 {
 		t.Errorf("a classmate at the guesser's address with the right code: %d %s", r.status, r.body)
 	}
+
+	// A 6-character code an older podpath made keeps working while its
+	// workshop is open.
+	old := grace.createWorkshop(t, workshopBody("Made before", now.Add(-time.Minute), now.Add(time.Hour), 5, true))
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, e.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `UPDATE workshops SET code = 'K7QXM3' WHERE id = $1`, old.ID); err != nil {
+		t.Fatal(err)
+	}
+	var v workshopView
+	grace.do("GET", "/api/workshops/"+itoa(old.ID), nil).json(t, &v)
+	if v.Code != "K7QXM3" || !strings.HasSuffix(v.JoinURL, "/join/K7QXM3") {
+		t.Errorf("an older code is shown as %q, %q", v.Code, v.JoinURL)
+	}
+	if r, j := newClient(t, e.url).join("k7q-xm3", "Old"); r.status != 200 || j.Workshop.ID != old.ID {
+		t.Errorf("joining with an older 6-character code: %d %s", r.status, r.body)
+	}
 }
 
 // Many /64s of one IPv6 /48 share the /48's budget of wrong codes (an
