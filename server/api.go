@@ -253,9 +253,6 @@ func (s *Server) apiStart(c echo.Context) error {
 		return err
 	}
 	sess, err := s.engine.Start(c.Request().Context(), currentUser(c).ID, l, append(opts, session.WithMode(mode))...)
-	if err == nil {
-		s.labStarted(c.Request().Context(), sess)
-	}
 	if err == nil && sess.WorkshopID != nil {
 		s.startedInWorkshop(c.Request().Context(), sess)
 	}
@@ -541,7 +538,6 @@ func (s *Server) apiCheck(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	s.attempted(c.Request().Context(), sess, a)
 	if sess.WorkshopID != nil {
 		s.learnerChanged(*sess.WorkshopID, sess.UserID)
 	}
@@ -557,7 +553,6 @@ func (s *Server) apiSolve(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	s.attempted(c.Request().Context(), sess, a)
 	if sess.WorkshopID != nil {
 		s.learnerChanged(*sess.WorkshopID, sess.UserID)
 	}

@@ -56,6 +56,13 @@ func testConfig(dbURL string) server.Config {
 // startServer runs a server until the test ends (or stop is called).
 func startServer(t *testing.T, cfg server.Config, mgr session.Sandboxes) *env {
 	t.Helper()
+	return startServerWith(t, cfg, mgr, nil)
+}
+
+// startServerWith is startServer with labs of the test's own beside the
+// built-in ones.
+func startServerWith(t *testing.T, cfg server.Config, mgr session.Sandboxes, extra []*labs.Lab) *env {
+	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
@@ -68,6 +75,7 @@ func startServer(t *testing.T, cfg server.Config, mgr session.Sandboxes) *env {
 	if len(ps) > 0 {
 		t.Fatalf("built-in labs: %v", ps)
 	}
+	all = append(append([]*labs.Lab{}, all...), extra...)
 	tracks, ps := labs.CatalogTracks(all)
 	if len(ps) > 0 {
 		t.Fatalf("built-in tracks: %v", ps)

@@ -194,7 +194,7 @@ var messages = map[string]map[string]string{
 		"wstakeoverbanner":  "{name} is typing in your terminal",
 		"wsendtakeover":     "End take-over",
 		"wsjoin":            "Join a workshop",
-		"wsjoinph":          "Code, e.g. K7QXM3",
+		"wsjoinph":          "Code, e.g. K7QXM-3HPRA",
 		"wsjoinbtn":         "Join",
 	},
 	"zh": {
@@ -384,7 +384,7 @@ var messages = map[string]map[string]string{
 		"wstakeoverbanner":  "{name} 正在你的终端里输入",
 		"wsendtakeover":     "结束接管",
 		"wsjoin":            "加入工作坊",
-		"wsjoinph":          "加入码，例如 K7QXM3",
+		"wsjoinph":          "加入码，例如 K7QXM-3HPRA",
 		"wsjoinbtn":         "加入",
 	},
 }

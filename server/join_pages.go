@@ -41,7 +41,7 @@ var joinMessages = map[string]map[string]string{
 // pageJoinForm is /join: the code typed on the home page, or a form for it.
 func (s *Server) pageJoinForm(c echo.Context) error {
 	if code := normalizeCode(c.QueryParam("code")); code != "" && len(code) <= 20 {
-		return c.Redirect(http.StatusSeeOther, "/join/"+url.PathEscape(code))
+		return c.Redirect(http.StatusSeeOther, "/join/"+url.PathEscape(displayCode(code)))
 	}
 	return s.pages.render(c, http.StatusOK, "join", s.pageData(c, map[string]any{"FormCSRF": s.formCSRF(c)}))
 }
@@ -49,7 +49,7 @@ func (s *Server) pageJoinForm(c echo.Context) error {
 // renderJoin shows the join page of a code, with err's message and status
 // when the join cannot be (or was not) made.
 func (s *Server) renderJoin(c echo.Context, code string, joinErr error) error {
-	data := map[string]any{"Code": code, "FormCSRF": s.formCSRF(c)}
+	data := map[string]any{"Code": displayCode(code), "FormCSRF": s.formCSRF(c)}
 	status := http.StatusOK
 	var ae *apiErr
 	if errors.As(joinErr, &ae) && (ae.Status == http.StatusNotFound || ae.Status == http.StatusTooManyRequests) {

@@ -107,3 +107,77 @@ func TestLimiterNoVictimLockout(t *testing.T) {
 		t.Errorf("200 addresses on one account: %d refused, want 100", refused)
 	}
 }
+
+// Refused sign-ins make no buckets: ten thousand attempts with distinct
+// e-mails from an address already over its limit leave the table as small
+// as before, so they cannot push another bucket out of it — a guesser's
+// own, which would forgive what it owes.
+func TestLimiterRefusalsMakeNoBuckets(t *testing.T) {
+	l, _ := testLimiter()
+	l.max = 5000
+	// A guesser's bucket, used up.
+	for range 10 {
+		l.allow(loginKeys("198.51.100.7", "victim@example.com")...)
+	}
+	if l.allow(loginKeys("198.51.100.7", "victim@example.com")...) {
+		t.Fatal("the 11th guess of one account from one address was let through")
+	}
+	// The same guesser floods from another address: 30 let through, the
+	// rest refused.
+	allowed := 0
+	for i := range 10000 {
+		if l.allow(loginKeys("203.0.113.7", fmt.Sprintf("spray%d@example.com", i))...) {
+			allowed++
+		}
+	}
+	if allowed != 30 {
+		t.Errorf("%d of 10000 sign-ins from one address let through, want 30", allowed)
+	}
+	if n := l.size(); n > 100 {
+		t.Errorf("the limiter keeps %d buckets after 10000 refused sign-ins from one address; want the few of the ones let through", n)
+	}
+	if l.allow(loginKeys("198.51.100.7", "victim@example.com")...) {
+		t.Error("the flood pushed the guesser's used-up bucket out: guessing goes on")
+	}
+}
+
+// Wrong join codes: an IPv6 /32 has 2000 a minute over all its /48s, and
+// another /32 is not held back by it; an IPv4-mapped address counts as
+// the IPv4 address. An address whose join budget is used up cannot get it
+// back by flooding the table with refused sign-ins.
+func TestLimiterJoinMisses(t *testing.T) {
+	l, _ := testLimiter()
+	misses := 0
+	for i := range 2100 {
+		keys := joinMissKeys(fmt.Sprintf("2001:db8:%x::1", i), "")
+		if l.exhausted(keys...) {
+			break
+		}
+		l.charge(keys...)
+		misses++
+	}
+	if misses != 2000 {
+		t.Errorf("wrong codes from distinct /48s of one /32: %d before the first refusal, want 2000", misses)
+	}
+	if l.exhausted(joinMissKeys("2001:db9::1", "")...) {
+		t.Error("another /32 is refused")
+	}
+	if a, b := joinMissKeys("::ffff:192.0.2.1", ""), joinMissKeys("192.0.2.1", ""); len(a) != 1 || a[0] != b[0] {
+		t.Errorf("an IPv4-mapped address counts as %v, the IPv4 address as %v", a, b)
+	}
+
+	ip := "192.0.2.44"
+	for range 200 {
+		l.charge(joinMissKeys(ip, "")...)
+	}
+	if !l.exhausted(joinMissKeys(ip, "")...) {
+		t.Fatal("200 wrong codes from one IPv4 address did not use up its budget")
+	}
+	l.max = 5000
+	for i := range 10000 {
+		l.allow(loginKeys(ip, fmt.Sprintf("u%d@example.com", i))...)
+	}
+	if !l.exhausted(joinMissKeys(ip, "")...) {
+		t.Error("refused sign-ins flushed the address's used-up join budget")
+	}
+}

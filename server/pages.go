@@ -309,7 +309,6 @@ func (s *Server) formStart(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	s.labStarted(ctx, sess)
 	if sess.WorkshopID != nil {
 		s.startedInWorkshop(ctx, sess)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/crypto/bcrypt"
 
@@ -49,6 +50,9 @@ type Server struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 
+	// joinMisses counts wrong join codes over all addresses.
+	joinMisses *joinMissWatch
+
 	dummyHash []byte
 }
 
@@ -81,7 +85,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	dummy, _ := bcrypt.GenerateFromPassword([]byte("podpath dummy password"), bcrypt.DefaultCost)
 	s := &Server{
 		cfg: cfg, store: d.Store, labs: d.Labs, tracks: d.Tracks, log: d.Log,
-		metrics: newMetrics(), md: newMarkdown(), limiter: newLoginLimiter(),
+		metrics: newMetrics(), md: newMarkdown(), limiter: newLoginLimiter(), joinMisses: newJoinMissWatch(),
 		dummyHash: dummy, proxies: proxies, streams: newStreamCounter(cfg.MaxEventStreams),
 		wsHub: newWorkshopHub(), closing: make(chan struct{}),
 	}
@@ -101,8 +105,14 @@ func New(cfg Config, d Deps) (*Server, error) {
 	// session ended on any replica closes what this one holds of it.
 	s.engine.OnEnd(func(id uuid.UUID) { s.wsHub.endTakeovers(id, "server") })
 	s.engine.OnEnd(s.terms.closeSession)
+	// Webhook events, written in the transaction of what they announce.
+	s.engine.OnStarted(s.labStarted)
+	s.engine.OnAttempted(s.attempted)
 	s.metrics.registry.MustRegister(s.engine.Metrics().Collectors()...)
 	s.metrics.countShells(s.terms.count)
+	s.metrics.registry.MustRegister(s.joinMisses.total, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "podpath_limiter_buckets", Help: "Token buckets the sign-in and join-code limits keep in this process.",
+	}, func() float64 { return float64(s.limiter.size()) }))
 	if cfg.SSO() && len(cfg.OIDCAllowedDomains) == 0 {
 		d.Log.Warn("single sign-on takes any address the provider has verified: anyone it vouches for gets an account and clusters; set PODPATH_OIDC_ALLOWED_DOMAINS to your company's domains")
 	}

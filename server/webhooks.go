@@ -22,20 +22,23 @@ import (
 
 // --- events ---
 
-// emit records a webhook event for delivery. It only writes the outbox
-// (the dispatcher sends it later) and never fails the request that caused
-// it: an error is logged. It outlives a client that hangs up.
-func (s *Server) emit(ctx context.Context, eventType string, data any) {
-	s.emitOnce(ctx, "", eventType, data)
+// Events are written to the outbox in the transaction of the change they
+// announce (a store.InTx: the engine's for starts and attempts, the
+// workshop's end here), so a change is never stored without its event nor
+// an event without its change; an error here fails the change, which the
+// user can try again. The dispatcher sends them after the commit.
+
+// emit records a webhook event for delivery.
+func (s *Server) emit(ctx context.Context, eventType string, data any) error {
+	return s.emitOnce(ctx, "", eventType, data)
 }
 
 // emitOnce is emit for an event that happens once per key.
-func (s *Server) emitOnce(ctx context.Context, key, eventType string, data any) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
+func (s *Server) emitOnce(ctx context.Context, key, eventType string, data any) error {
 	if _, err := s.hooks.EnqueueOnce(ctx, key, eventType, data); err != nil {
-		s.log.Error("webhooks: record an event (it will not be sent)", "type", eventType, "key", key, "err", err)
+		return fmt.Errorf("webhooks: record a %s event: %w", eventType, err)
 	}
+	return nil
 }
 
 func (s *Server) hookUser(ctx context.Context, id int64) webhooks.User {
@@ -48,52 +51,56 @@ func (s *Server) hookUser(ctx context.Context, id int64) webhooks.User {
 	return u
 }
 
-// labStarted follows every start of a lab session: lab.started.
-func (s *Server) labStarted(ctx context.Context, sess *store.LabSession) {
-	s.emit(ctx, webhooks.LabStarted, webhooks.LabStartedData{
+// labStarted hears every start of a lab session (session.Engine.OnStarted):
+// lab.started.
+func (s *Server) labStarted(ctx context.Context, sess *store.LabSession) error {
+	return s.emit(ctx, webhooks.LabStarted, webhooks.LabStartedData{
 		User: s.hookUser(ctx, sess.UserID), LabID: sess.LabID, SessionID: sess.ID.String(), WorkshopID: sess.WorkshopID,
 	})
 }
 
-// attempted follows a check or skip: step.passed for a check that passed
-// the step (once per step and session: checking a passed step again sends
-// nothing), and lab.completed, once per session, when it was the last step
-// to pass or skip.
-func (s *Server) attempted(ctx context.Context, sess *store.LabSession, a *store.Attempt) {
+// attempted hears every check and skip (session.Engine.OnAttempted):
+// step.passed for a check that passed the step (once per step and
+// session: checking a passed step again sends nothing), and lab.completed,
+// once per session, when it was the last step to pass or skip.
+func (s *Server) attempted(ctx context.Context, sess *store.LabSession, a *store.Attempt) error {
 	if !a.Passed {
-		return
+		return nil
 	}
 	l := s.engine.SessionLab(sess)
 	if l == nil {
-		return
+		return nil
 	}
 	statuses, err := s.store.StepStatuses(ctx, sess.ID)
 	if err != nil {
-		s.log.Warn("webhooks: read step statuses", "session", sess.ID, "err", err)
-		return
+		return fmt.Errorf("webhooks: read step statuses: %w", err)
 	}
 	user := s.hookUser(ctx, sess.UserID)
 	if a.Kind == store.AttemptCheck {
-		s.emitOnce(ctx, "step.passed:"+sess.ID.String()+":"+a.StepID, webhooks.StepPassed, webhooks.StepPassedData{
+		if err := s.emitOnce(ctx, "step.passed:"+sess.ID.String()+":"+a.StepID, webhooks.StepPassed, webhooks.StepPassedData{
 			User: user, LabID: sess.LabID, SessionID: sess.ID.String(), WorkshopID: sess.WorkshopID,
 			StepID: a.StepID, Attempts: statuses[a.StepID].Attempts,
-		})
+		}); err != nil {
+			return err
+		}
 	}
 	sum := progress.Summarize(l, progress.FromStatuses(statuses), sess.CreatedAt)
 	if sum == nil {
-		return
+		return nil
 	}
-	s.emitOnce(ctx, "lab.completed:"+sess.ID.String(), webhooks.LabCompleted, webhooks.LabCompletedData{
+	if err := s.emitOnce(ctx, "lab.completed:"+sess.ID.String(), webhooks.LabCompleted, webhooks.LabCompletedData{
 		User: user, LabID: sess.LabID, SessionID: sess.ID.String(), WorkshopID: sess.WorkshopID,
 		CompletedAt: sum.FinishedAt.UTC(), TimeSpentSeconds: int64(sum.Duration / time.Second), Attempts: sum.Attempts, Skips: len(sum.Skipped),
-	})
-	s.tracksCompleted(ctx, sess, user)
+	}); err != nil {
+		return err
+	}
+	return s.tracksCompleted(ctx, sess, user)
 }
 
 // tracksCompleted sends track.completed, once per learner and track, for
 // every track of the session's lab whose labs the learner has now all
 // completed (by the rule of reports, progress.go).
-func (s *Server) tracksCompleted(ctx context.Context, sess *store.LabSession, user webhooks.User) {
+func (s *Server) tracksCompleted(ctx context.Context, sess *store.LabSession, user webhooks.User) error {
 	var tracks []*labs.Track
 	for _, t := range s.tracks {
 		if slices.Contains(t.Labs, sess.LabID) {
@@ -101,27 +108,30 @@ func (s *Server) tracksCompleted(ctx context.Context, sess *store.LabSession, us
 		}
 	}
 	if len(tracks) == 0 {
-		return
+		return nil
 	}
 	all, _, err := s.loadProgress(ctx, []int64{sess.UserID})
 	if err != nil {
-		s.log.Warn("webhooks: read progress", "user", sess.UserID, "err", err)
-		return
+		return fmt.Errorf("webhooks: read progress: %w", err)
 	}
 	for _, t := range tracks {
 		info, _ := s.trackLabs(t.ID)
 		// A track is completed as an assignment of it would be.
 		p := progress.OfAssignment(info.labs, time.Time{}, time.Now(), all[sess.UserID])
 		if p.Status == progress.Completed {
-			s.emitOnce(ctx, "track.completed:"+strconv.FormatInt(sess.UserID, 10)+":"+t.ID, webhooks.TrackCompleted,
-				webhooks.TrackCompletedData{User: user, TrackID: t.ID, CompletedAt: p.CompletedAt.UTC()})
+			if err := s.emitOnce(ctx, "track.completed:"+strconv.FormatInt(sess.UserID, 10)+":"+t.ID, webhooks.TrackCompleted,
+				webhooks.TrackCompletedData{User: user, TrackID: t.ID, CompletedAt: p.CompletedAt.UTC()}); err != nil {
+				return err
+			}
 		}
 	}
+	return nil
 }
 
-// workshopEnded follows the end of a workshop: workshop.ended, once.
-func (s *Server) workshopEnded(ctx context.Context, w *store.Workshop) {
-	s.emitOnce(ctx, "workshop.ended:"+strconv.FormatInt(w.ID, 10), webhooks.WorkshopEnded, webhooks.WorkshopEndedData{
+// workshopEnded announces the end of a workshop, in its transaction:
+// workshop.ended, once.
+func (s *Server) workshopEnded(ctx context.Context, w *store.Workshop) error {
+	return s.emitOnce(ctx, "workshop.ended:"+strconv.FormatInt(w.ID, 10), webhooks.WorkshopEnded, webhooks.WorkshopEndedData{
 		WorkshopID: w.ID, Title: w.Title, Learners: w.Learners,
 	})
 }

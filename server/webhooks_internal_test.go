@@ -68,7 +68,9 @@ func TestAttemptEvents(t *testing.T) {
 		if err := st.RecordAttempt(ctx, a); err != nil {
 			t.Fatal(err)
 		}
-		s.attempted(ctx, sess, a)
+		if err := s.attempted(ctx, sess, a); err != nil {
+			t.Fatal(err)
+		}
 	}
 	types := func() []string {
 		t.Helper()

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/gorilla/websocket"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/podpath/podpath/internal/fakesandbox"
 	"github.com/podpath/podpath/internal/testenv"
@@ -132,8 +134,8 @@ func TestWorkshopJoinRules(t *testing.T) {
 	}
 
 	open := grace.createWorkshop(t, workshopBody("Open class", now.Add(-time.Minute), now.Add(time.Hour), 2, true))
-	if len(open.Code) != 6 || strings.ContainsAny(open.Code, "0O1lI") || !strings.HasSuffix(open.JoinURL, "/join/"+open.Code) {
-		t.Fatalf("code %q / join URL %q: want 6 readable characters and /join/CODE", open.Code, open.JoinURL)
+	if len(open.Code) != 11 || open.Code[5] != '-' || strings.ContainsAny(open.Code, "0O1lI") || !strings.HasSuffix(open.JoinURL, "/join/"+open.Code) {
+		t.Fatalf("code %q / join URL %q: want 10 readable characters shown ABCDE-FGHJK, and /join/CODE", open.Code, open.JoinURL)
 	}
 	later := grace.createWorkshop(t, workshopBody("Tomorrow", now.Add(24*time.Hour), now.Add(26*time.Hour), 5, true))
 	ended := grace.createWorkshop(t, workshopBody("Yesterday's", now.Add(-time.Minute), now.Add(time.Hour), 5, true))
@@ -178,10 +180,10 @@ func TestWorkshopJoinRules(t *testing.T) {
 		status int
 		want   string
 	}{
-		{"ZZZZZZ", 404, "no workshop has the code ZZZZZZ"},
+		{"ZZZZZ-ZZZZZ", 404, "no open workshop has the code ZZZZZ-ZZZZZ"},
 		{"", 400, "join code"},
-		{later.Code, 409, "has not started yet"},
-		{ended.Code, 410, "has ended"},
+		{later.Code, 404, "no open workshop has the code " + later.Code},
+		{ended.Code, 404, "no open workshop has the code"},
 		{accounts.Code, 401, "needs an account"},
 	} {
 		r, _ := anon.join(tc.code, "Anon")
@@ -681,7 +683,8 @@ func TestWorkshopClass(t *testing.T) {
 	if len(rj.Results) == 0 {
 		t.Fatal("results are gone after the end")
 	}
-	if r, _ := newClient(t, e.url).join(w.Code, "Late"); r.status != 410 {
+	// Its code was retired: it is answered like a wrong one.
+	if r, _ := newClient(t, e.url).join(w.Code, "Late"); r.status != 404 || !strings.Contains(r.errorMessage(), "no open workshop has the code") {
 		t.Fatalf("joining an ended workshop: %d %s", r.status, r.body)
 	}
 }
@@ -783,8 +786,8 @@ func TestWorkshopTimeUp(t *testing.T) {
 	if v.State != store.WorkshopEnded {
 		t.Fatalf("state %s after its end", v.State)
 	}
-	if r, _ := newClient(t, e.url).join(w.Code, "Late"); r.status != 410 {
-		t.Fatalf("join after the end: %d", r.status)
+	if r, _ := newClient(t, e.url).join(w.Code, "Late"); r.status != 404 || !strings.Contains(r.errorMessage(), "no open workshop has the code") {
+		t.Fatalf("join after the end: %d %s", r.status, r.body)
 	}
 }
 
@@ -974,34 +977,192 @@ func TestWorkshopProgressKept(t *testing.T) {
 	}
 }
 
-// Join codes cannot be found by trying them: after 20 wrong codes from
-// one address every code is refused for a while, the right one too, so
-// the answers tell nothing; a class typing the right code takes nothing
-// from the limit.
+// Join codes cannot be found by trying them. New codes carry more than 48
+// bits (10 of 31 letters), shown as ABCDE-FGHJK and read however typed.
+// Wrong codes are limited per browser: past its limit a browser gets the
+// same refusal for every code, the right one too, so the answers tell a
+// guesser nothing; but a classmate at the same address (one NAT for the
+// room) joins with the right code. A class typing the right code takes
+// nothing from any limit.
 func TestWorkshopCodeGuessing(t *testing.T) {
 	e := startServer(t, workshopConfig(t), fakesandbox.New())
 	now := time.Now()
 	grace := e.instructor(t, "grace@example.com")
 	w := grace.createWorkshop(t, workshopBody("Class", now.Add(-time.Minute), now.Add(time.Hour), 30, true))
+	const alphabet = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+	letters := strings.ReplaceAll(w.Code, "-", "")
+	if bits := float64(len(letters)) * math.Log2(float64(len(alphabet))); bits < 48 || strings.Trim(letters, alphabet) != "" ||
+		len(letters) != 10 || w.Code != letters[:5]+"-"+letters[5:] || !strings.HasSuffix(w.JoinURL, "/join/"+w.Code) {
+		t.Errorf("code %q (%.1f bits), join URL %q: want 10 letters of %s (over 48 bits), shown ABCDE-FGHJK", w.Code, bits, w.JoinURL, alphabet)
+	}
+	typed := w.Code
+	if len(letters) == 10 {
+		typed = strings.ToLower(letters[:3]) + " " + letters[3:7] + "-" + letters[7:]
+	}
 	for i := range 25 {
-		if r, _ := newClient(t, e.url).join(w.Code, "Learner "+strconv.Itoa(i)); r.status != 200 {
-			t.Fatalf("right code %d: %d %s", i, r.status, r.body)
+		code := w.Code
+		if i == 0 {
+			code = typed
+		}
+		if r, _ := newClient(t, e.url).join(code, "Learner "+strconv.Itoa(i)); r.status != 200 {
+			t.Fatalf("right code %q, learner %d: %d %s", code, i, r.status, r.body)
 		}
 	}
+	// One learner's browser (it loaded the join form, as browsers do)
+	// types wrong codes.
 	guesser := newClient(t, e.url)
+	if status, _ := guesser.page("/join"); status != 200 {
+		t.Fatalf("the join form: %d", status)
+	}
 	for i := range 20 {
-		if r, _ := guesser.join(fmt.Sprintf("ZZZZ%02d", i), "X"); r.status != 404 {
-			t.Fatalf("wrong code %d: %d %s", i, r.status, r.body)
+		r, _ := guesser.join(fmt.Sprintf("ZZZZZ-ZZZ%02d", i), "X")
+		switch {
+		case i < 10 && r.status != 404:
+			t.Errorf("wrong code %d: %d %s, want 404", i, r.status, r.body)
+		case i >= 10 && (r.status != 429 || !strings.Contains(r.errorMessage(), "too many wrong join codes")):
+			t.Errorf("wrong code %d, past the browser's 10: %d %s, want 429", i, r.status, r.body)
 		}
 	}
-	r, _ := guesser.join("ZZZZZZ", "X")
-	if r.status != 429 || !strings.Contains(r.errorMessage(), "too many wrong join codes") {
-		t.Fatalf("the 21st wrong code: %d %s", r.status, r.body)
+	if r, _ := guesser.join(w.Code, "X"); r.status != 429 {
+		t.Errorf("the right code from the guessing browser: %d, want 429 like any other", r.status)
 	}
-	if r, _ := newClient(t, e.url).join(w.Code, "Late"); r.status != 429 {
-		t.Fatalf("the right code from the guessing address: %d, want 429 like any other", r.status)
+	if status, html := guesser.page("/join/" + w.Code); status != 429 || !strings.Contains(html, "too many wrong join codes") || strings.Contains(html, "Class") {
+		t.Errorf("the join page in the guessing browser: %d", status)
 	}
-	if status, html := guesser.page("/join/" + w.Code); status != 429 || !strings.Contains(html, "too many wrong join codes") {
-		t.Fatalf("the join page from the guessing address: %d", status)
+	// A classmate at the same address is not held back by it.
+	classmate := newClient(t, e.url)
+	if status, html := classmate.page("/join/" + w.Code); status != 200 || !strings.Contains(html, "Class") {
+		t.Errorf("a classmate's join page: %d", status)
+	}
+	if r, _ := classmate.join(w.Code, "Lin"); r.status != 200 {
+		t.Errorf("a classmate at the guesser's address with the right code: %d %s", r.status, r.body)
+	}
+
+	// A 6-character code an older podpath made keeps working while its
+	// workshop is open.
+	old := grace.createWorkshop(t, workshopBody("Made before", now.Add(-time.Minute), now.Add(time.Hour), 5, true))
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, e.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `UPDATE workshops SET code = 'K7QXM3' WHERE id = $1`, old.ID); err != nil {
+		t.Fatal(err)
+	}
+	var v workshopView
+	grace.do("GET", "/api/workshops/"+itoa(old.ID), nil).json(t, &v)
+	if v.Code != "K7QXM3" || !strings.HasSuffix(v.JoinURL, "/join/K7QXM3") {
+		t.Errorf("an older code is shown as %q, %q", v.Code, v.JoinURL)
+	}
+	if r, j := newClient(t, e.url).join("k7q-xm3", "Old"); r.status != 200 || j.Workshop.ID != old.ID {
+		t.Errorf("joining with an older 6-character code: %d %s", r.status, r.body)
+	}
+}
+
+// Many /64s of one IPv6 /48 share the /48's budget of wrong codes (an
+// IPv6 customer picks /64s at will); another /48 keeps its own.
+func TestWorkshopCodeGuessingFromPrefixes(t *testing.T) {
+	cfg := workshopConfig(t)
+	cfg.TrustedProxies = []string{"127.0.0.1"} // the test is the proxy: X-Forwarded-For is believed
+	e := startServer(t, cfg, fakesandbox.New())
+	now := time.Now()
+	grace := e.instructor(t, "grace@example.com")
+	w := grace.createWorkshop(t, workshopBody("Class", now.Add(-time.Minute), now.Add(time.Hour), 5, true))
+	join := func(code, from string) response {
+		return newClient(t, e.url).do("POST", "/api/join", map[string]string{"code": code, "name": "X"}, "X-Forwarded-For", from)
+	}
+	refusedAt := -1
+	for i := range 210 {
+		r := join(fmt.Sprintf("ZZZZZ-%05d", i), fmt.Sprintf("2001:db8:77:%x::1", i))
+		if r.status == 429 {
+			refusedAt = i
+			break
+		}
+		if r.status != 404 {
+			t.Fatalf("wrong code from /64 number %d: %d %s", i, r.status, r.body)
+		}
+	}
+	if refusedAt != 200 {
+		t.Fatalf("wrong codes from distinct /64s of one /48: first refused at %d, want 200 (the /48's budget)", refusedAt)
+	}
+	if r := join(w.Code, "2001:db8:77:ffff::9"); r.status != 429 {
+		t.Errorf("the right code from another /64 of that /48: %d, want 429", r.status)
+	}
+	if r := join("ZZZZZ-ZZZZZ", "2001:db8:78::1"); r.status != 404 {
+		t.Errorf("a wrong code from another /48: %d, want 404", r.status)
+	}
+	if r := join(w.Code, "2001:db8:78::2"); r.status != 200 {
+		t.Errorf("the right code from another /48: %d %s", r.status, r.body)
+	}
+}
+
+// A code that opens no workshop now — of a workshop not started yet, ended
+// by its instructor (the code is retired), or past its end before the
+// server noticed — is answered like a wrong code, naming no workshop, and
+// counts against the browser like one.
+func TestWorkshopClosedCodeIsAMiss(t *testing.T) {
+	cfg := workshopConfig(t)
+	cfg.ReapInterval = time.Hour // the workshop ticker must not end the late one first
+	e := startServer(t, cfg, fakesandbox.New())
+	ctx := context.Background()
+	now := time.Now()
+	grace := e.instructor(t, "grace@example.com")
+	later := grace.createWorkshop(t, workshopBody("Tomorrow's secret class", now.Add(24*time.Hour), now.Add(26*time.Hour), 5, true))
+	ended := grace.createWorkshop(t, workshopBody("Yesterday's secret class", now.Add(-time.Minute), now.Add(time.Hour), 5, true))
+	late := grace.createWorkshop(t, workshopBody("An overrun secret class", now.Add(-time.Minute), now.Add(time.Hour), 5, true))
+	if r := grace.do("POST", "/api/workshops/"+itoa(ended.ID)+"/end", nil); r.status != 200 {
+		t.Fatalf("end: %d %s", r.status, r.body)
+	}
+	var after workshopView
+	grace.do("GET", "/api/workshops/"+itoa(ended.ID), nil).json(t, &after)
+	if after.Code != "" || after.JoinURL != "" {
+		t.Errorf("an ended workshop still shows a code: %q %q", after.Code, after.JoinURL)
+	}
+	if r := grace.do("POST", "/api/workshops/"+itoa(ended.ID)+"/code", nil); r.status != 410 {
+		t.Errorf("rotating an ended workshop's code: %d %s, want 410", r.status, r.body)
+	}
+	conn, err := pgx.Connect(ctx, e.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `UPDATE workshops SET starts_at = now() - interval '2 hours', ends_at = now() - interval '1 hour' WHERE id = $1`, late.ID); err != nil {
+		t.Fatal(err)
+	}
+	var retired *string
+	if err := conn.QueryRow(ctx, `SELECT code FROM workshops WHERE id = $1`, ended.ID).Scan(&retired); err != nil || retired != nil {
+		t.Errorf("the ended workshop's code in the database: %v %v, want NULL (retired)", retired, err)
+	}
+
+	b := newClient(t, e.url)
+	b.page("/join")
+	r, _ := b.join("ZZZZZ-ZZZZZ", "X")
+	want := strings.ReplaceAll(r.errorMessage(), "ZZZZZ-ZZZZZ", "CODE")
+	if r.status != 404 {
+		t.Fatalf("a wrong code: %d %s", r.status, r.body)
+	}
+	tries := 1
+	for round := 0; tries < 10; round++ {
+		for _, w := range []workshopView{later, ended, late} {
+			if tries == 10 {
+				break
+			}
+			tries++
+			r, _ := b.join(w.Code, "X")
+			if got := strings.ReplaceAll(r.errorMessage(), w.Code, "CODE"); r.status != 404 || got != want || strings.Contains(string(r.body), "secret class") {
+				t.Errorf("the code of %q: %d %s; want 404 and the wrong code's answer %q", w.Title, r.status, r.body, want)
+			}
+		}
+	}
+	if status, html := newClient(t, e.url).page("/join/" + later.Code); status != 404 || strings.Contains(html, "secret class") {
+		t.Errorf("the join page of a class not started: %d, want 404 naming no workshop", status)
+	}
+	// Ten misses: the browser is refused from now on, whatever it types.
+	if r, _ := b.join("ZZZZZ-ZZZZZ", "X"); r.status != 429 {
+		t.Errorf("the 11th wrong or closed code of a browser: %d %s, want 429: closed codes count as misses", r.status, r.body)
+	}
+	if n := countRows(t, e, "workshop_learners"); n != 0 {
+		t.Errorf("closed codes took %d seats", n)
 	}
 }

@@ -40,7 +40,11 @@ const (
 // 0/O, 1/l/I.
 const codeAlphabet = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 
-const codeLength = 6
+// codeLength is a new join code's length: 31^10, about 2^49.5 codes, so a
+// guesser within the limits of limiter.go needs years per hit (the sums
+// are in docs/SECURITY.md). Codes of 6 made before keep working until
+// their workshop ends.
+const codeLength = 10
 
 func newJoinCode() string {
 	b := make([]byte, codeLength)
@@ -52,6 +56,15 @@ func newJoinCode() string {
 		b[i] = codeAlphabet[n.Int64()]
 	}
 	return string(b)
+}
+
+// displayCode groups a code for reading and typing: ABCDE-FGHJK. Older
+// six-character codes are shown as they are.
+func displayCode(code string) string {
+	if len(code) == codeLength {
+		return code[:codeLength/2] + "-" + code[codeLength/2:]
+	}
+	return code
 }
 
 // normalizeCode reads a code as people type or say it: any case, with
@@ -284,7 +297,9 @@ func (s *Server) workshopView(c echo.Context, w *store.Workshop, staff bool) *Wo
 	if !staff {
 		return v
 	}
-	v.Code, v.JoinURL = w.Code, s.joinURL(c, w.Code)
+	if w.Code != "" { // an ended workshop's code is retired
+		v.Code, v.JoinURL = displayCode(w.Code), s.joinURL(c, displayCode(w.Code))
+	}
 	v.Clusters = s.clustersView(c.Request().Context(), w, lg)
 	return v
 }
@@ -514,6 +529,9 @@ func (s *Server) apiRotateCode(c echo.Context) error {
 		err := s.store.SetWorkshopCode(c.Request().Context(), w.ID, code)
 		if errors.Is(err, store.ErrCodeTaken) {
 			continue
+		}
+		if errors.Is(err, store.ErrWorkshopOver) {
+			return apiError(http.StatusGone, translate("errcodeended", lang(c)))
 		}
 		if err != nil {
 			return err
@@ -890,17 +908,19 @@ func joinErr(c echo.Context, status int, key string, kv ...any) error {
 }
 
 // workshopForJoin finds an open workshop by code, or says why it cannot be
-// joined. Wrong codes are limited per address (20, then 10 a minute), and
-// past the limit every code is refused, so that codes cannot be found by
-// trying them.
+// joined. A code that opens no workshop now — unknown, retired, or of a
+// workshop not yet started or already ended — is a miss, answered the
+// same way whatever it was (it names no workshop) and counted against the
+// browser and the client address (limiter.go); past a limit every code is
+// refused, the right one too, so the answers tell a guesser nothing.
 func (s *Server) workshopForJoin(c echo.Context, code string) (*store.Workshop, error) {
 	ctx := c.Request().Context()
 	code = normalizeCode(code)
 	if code == "" {
 		return nil, joinErr(c, http.StatusBadRequest, "errjoinnocode")
 	}
-	miss := joinMissKey(clientIP(c))
-	if s.limiter.exhausted(miss) {
+	keys := joinMissKeys(clientIP(c), joinBrowser(c))
+	if s.limiter.exhausted(keys...) {
 		return nil, joinErr(c, http.StatusTooManyRequests, "errjointoomany")
 	}
 	var w *store.Workshop
@@ -908,21 +928,31 @@ func (s *Server) workshopForJoin(c echo.Context, code string) (*store.Workshop, 
 	if len(code) <= 20 {
 		w, err = s.store.WorkshopByCode(ctx, code)
 	}
+	if err == nil && w.State(time.Now()) != store.WorkshopOpen {
+		err = store.ErrNotFound
+	}
 	if errors.Is(err, store.ErrNotFound) {
-		s.limiter.allow(miss)
-		return nil, joinErr(c, http.StatusNotFound, "errjoinnone", "code", fmt.Sprintf("%.20s", code))
+		s.limiter.charge(keys...)
+		s.joinMisses.miss(s.log)
+		return nil, joinErr(c, http.StatusNotFound, "errjoinnone", "code", fmt.Sprintf("%.20s", displayCode(code)))
 	}
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
-	switch w.State(now) {
-	case store.WorkshopEnded:
-		return nil, joinErr(c, http.StatusGone, "errjoinended", "title", w.Title)
-	case store.WorkshopScheduled, store.WorkshopPreparing:
-		return nil, joinErr(c, http.StatusConflict, "errjoinlater", "title", w.Title, "at", w.StartsAt.UTC().Format("2006-01-02 15:04 UTC"))
-	}
 	return w, nil
+}
+
+// joinBrowser names the browser a join comes from, for its own budget of
+// wrong codes: its pre-session cookie, or else the signed-in account; ""
+// when neither (a script without cookies counts against its address only).
+func joinBrowser(c echo.Context) string {
+	if ck, err := c.Cookie(preSessionCookie); err == nil && len(ck.Value) == 32 {
+		return "c:" + ck.Value
+	}
+	if u := currentUser(c); u != nil {
+		return "u:" + strconv.FormatInt(u.ID, 10)
+	}
+	return ""
 }
 
 // join seats the current user (or a new guest) in the workshop and starts
@@ -1129,12 +1159,9 @@ func (s *Server) carryProgress(ctx context.Context, sess *store.LabSession) erro
 	return s.store.CopyProgress(ctx, prev.ID, sess.ID, steps)
 }
 
-func (s *Server) startInWorkshop(ctx context.Context, w *store.Workshop, userID int64, l *labs.Lab) (*store.LabSession, error) {
-	sess, err := s.engine.Start(ctx, userID, l, session.WithWorkshop(w.ID), session.WithLifetime(workshopLifetime(w)))
-	if err == nil {
-		s.labStarted(ctx, sess)
-	}
-	return sess, err
+func (s *Server) startInWorkshop(ctx context.Context, w *store.Workshop, userID int64, l *labs.Lab, opts ...session.StartOption) (*store.LabSession, error) {
+	opts = append([]session.StartOption{session.WithWorkshop(w.ID), session.WithLifetime(workshopLifetime(w))}, opts...)
+	return s.engine.Start(ctx, userID, l, opts...)
 }
 
 // workshopLifetime is how long a session of the workshop may last: until
@@ -1421,17 +1448,20 @@ func (s *Server) apiResetLearner(c echo.Context) error {
 			keep = append(keep, st.ID)
 		}
 	}
+	// One transaction: the old session ended, the new one stored, the
+	// progress kept copied (and lab.started). If it fails, the learner
+	// goes on in the old session with all its progress; clusters are
+	// touched only once it has committed (the old one deleted, then the
+	// new one made). Ending the old session ends its take-overs.
+	opts := []session.StartOption{session.WithProgressFrom(last.ID, keep)}
 	if last.State == store.SessionActive {
-		s.wsHub.endTakeovers(last.ID, "server")
-		if err := s.engine.End(ctx, last, "reset by the instructor"); err != nil {
-			return err
-		}
+		opts = append(opts, session.Replacing(last, "reset by the instructor"))
 	}
-	fresh, err := s.startInWorkshop(ctx, w, id, l)
+	fresh, err := s.startInWorkshop(ctx, w, id, l, opts...)
+	if errors.Is(err, session.ErrNotSaved) {
+		return apiError(http.StatusServiceUnavailable, translate("errresetfailed", lang(c)))
+	}
 	if err != nil {
-		return err
-	}
-	if err := s.store.CopyProgress(ctx, last.ID, fresh.ID, keep); err != nil {
 		return err
 	}
 	s.log.Info("learner reset", "workshop", w.ID, "learner", id, "from", req.FromStep, "session", fresh.ID)
@@ -1448,7 +1478,10 @@ func (s *Server) apiEndWorkshop(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.endWorkshop(c.Request().Context(), w, "the instructor ended the workshop"); err != nil {
+	if err := s.endWorkshop(c.Request().Context(), w, "the instructor ended the workshop"); errors.Is(err, errNotEnded) {
+		s.log.Error("end workshop: nothing was stored", "workshop", w.ID, "err", err)
+		return apiError(http.StatusServiceUnavailable, translate("errendfailed", lang(c)))
+	} else if err != nil {
 		return err
 	}
 	w, err = s.store.WorkshopByID(c.Request().Context(), w.ID)
@@ -1458,13 +1491,23 @@ func (s *Server) apiEndWorkshop(c echo.Context) error {
 	return c.JSON(http.StatusOK, s.workshopView(c, w, true))
 }
 
+// errNotEnded: Postgres did not take a workshop's end, and nothing of it
+// was stored; ending it again may work.
+var errNotEnded = errors.New("the workshop's end was not stored")
+
 // endWorkshop marks it ended, drops its prepared clusters and ends every
-// session of it (their clusters are deleted; results stay).
+// session of it (their clusters are deleted; results stay). The end, the
+// code's retirement and workshop.ended are one transaction: if it fails
+// (errNotEnded) the workshop goes on, open, and nothing else is touched.
 func (s *Server) endWorkshop(ctx context.Context, w *store.Workshop, reason string) error {
-	if err := s.store.EndWorkshop(ctx, w.ID); err != nil {
-		return err
+	if err := s.store.InTx(ctx, func(ctx context.Context) error {
+		if err := s.store.EndWorkshop(ctx, w.ID); err != nil {
+			return err
+		}
+		return s.workshopEnded(ctx, w)
+	}); err != nil {
+		return fmt.Errorf("%w: %w", errNotEnded, err)
 	}
-	s.workshopEnded(ctx, w)
 	s.engine.Prepare(w.ID, 0, 0, nil)
 	sessions, err := s.store.WorkshopSessions(ctx, w.ID)
 	if err != nil {

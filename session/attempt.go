@@ -11,7 +11,9 @@ import (
 )
 
 // Attempt checks a step (skip=false) or runs its solve and then checks it
-// (skip=true), records the attempt, and returns it.
+// (skip=true), records the attempt, and returns it. When the attempt
+// cannot be recorded (with what the OnAttempted hooks write) nothing is,
+// and the error is of kind ErrUnavailable and ErrNotSaved.
 func (e *Engine) Attempt(ctx context.Context, sess *store.LabSession, stepID, answer string, skip bool) (*store.Attempt, error) {
 	if err := e.ready(); err != nil {
 		return nil, err
@@ -96,8 +98,23 @@ func (e *Engine) Attempt(ctx context.Context, sess *store.LabSession, stepID, an
 			Feedback: fb, ProbeError: r.ProbeError, Duration: r.Duration})
 		e.metrics.checkSeconds.Observe(r.Duration.Seconds())
 	}
-	if err := e.store.RecordAttempt(ctx, a); err != nil {
-		return nil, err
+	// The attempt and what it announces (the OnAttempted hooks: webhook
+	// events) are written together or not at all.
+	_, attempted := e.hooks()
+	err = e.store.InTx(ctx, func(ctx context.Context) error {
+		if err := e.store.RecordAttempt(ctx, a); err != nil {
+			return err
+		}
+		for _, fn := range attempted {
+			if err := fn(ctx, sess, a); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		e.log.Error("record an attempt: nothing was stored", "session", sess.ID, "step", stepID, "err", err)
+		return nil, notSaved("errattemptnotsaved", "this attempt could not be saved, so it does not count yet; try again in a moment")
 	}
 	e.publish(sess.ID, EventAttempt, a)
 	return a, nil

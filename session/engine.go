@@ -150,8 +150,10 @@ type Engine struct {
 
 	lives sync.Map // uuid.UUID -> *life
 
-	onEndMu sync.Mutex
-	onEnd   []func(uuid.UUID)
+	onEndMu     sync.Mutex
+	onEnd       []func(uuid.UUID)
+	onStarted   []StartedFunc
+	onAttempted []AttemptedFunc
 }
 
 // New builds an engine; Open starts it.
@@ -189,6 +191,36 @@ func (e *Engine) OnEnd(fn func(uuid.UUID)) {
 	e.onEndMu.Lock()
 	defer e.onEndMu.Unlock()
 	e.onEnd = append(e.onEnd, fn)
+}
+
+// StartedFunc hears of a new session inside the transaction that stores
+// it: what it writes with ctx is part of the start, and its error undoes
+// the start (the server writes the lab.started webhook event this way).
+type StartedFunc func(ctx context.Context, sess *store.LabSession) error
+
+// AttemptedFunc hears of an attempt inside the transaction that records
+// it: what it writes with ctx is part of the attempt, and its error undoes
+// it (the server writes step.passed and lab.completed this way).
+type AttemptedFunc func(ctx context.Context, sess *store.LabSession, a *store.Attempt) error
+
+// OnStarted registers fn for every session start.
+func (e *Engine) OnStarted(fn StartedFunc) {
+	e.onEndMu.Lock()
+	defer e.onEndMu.Unlock()
+	e.onStarted = append(e.onStarted, fn)
+}
+
+// OnAttempted registers fn for every attempt recorded (checks and skips).
+func (e *Engine) OnAttempted(fn AttemptedFunc) {
+	e.onEndMu.Lock()
+	defer e.onEndMu.Unlock()
+	e.onAttempted = append(e.onAttempted, fn)
+}
+
+func (e *Engine) hooks() ([]StartedFunc, []AttemptedFunc) {
+	e.onEndMu.Lock()
+	defer e.onEndMu.Unlock()
+	return append([]StartedFunc(nil), e.onStarted...), append([]AttemptedFunc(nil), e.onAttempted...)
 }
 
 // SessionLab returns the lab as the session sees it, filled with the values
@@ -321,33 +353,71 @@ func (e *Engine) goBackground(fn func()) {
 }
 
 // StartOption sets how a session starts.
-type StartOption func(*store.NewLabSession)
+type StartOption func(*startConfig)
+
+// startConfig is a start: the row to store, and what else its transaction
+// holds.
+type startConfig struct {
+	n       store.NewLabSession
+	within  []func(ctx context.Context, sess *store.LabSession) error
+	replace *store.LabSession
+	reason  string
+	// copyFrom's progress on the steps keep is copied to the new session.
+	copyFrom uuid.UUID
+	keep     []string
+}
 
 // WithMode starts the session in a mode (store.ModeGuided, the default, or
 // store.ModeChallenge); the caller has checked it.
 func WithMode(mode string) StartOption {
-	return func(n *store.NewLabSession) { n.Mode = mode }
+	return func(c *startConfig) { c.n.Mode = mode }
 }
 
 // WithWorkshop starts the session as part of a workshop: it takes a cluster
 // prepared for the workshop when there is one.
 func WithWorkshop(id int64) StartOption {
-	return func(n *store.NewLabSession) { n.WorkshopID = id }
+	return func(c *startConfig) { c.n.WorkshopID = id }
 }
 
 // WithLifetime sets the session's hard lifetime instead of the server's
 // (a workshop's sessions last until the workshop ends).
 func WithLifetime(d time.Duration) StartOption {
-	return func(n *store.NewLabSession) {
+	return func(c *startConfig) {
 		if d > 0 {
-			n.Lifetime = d
+			c.n.Lifetime = d
 		}
 	}
 }
 
+// Within runs fn in the transaction that stores the new session, after
+// it: what fn writes with ctx is part of the start, and its error undoes
+// the start (a reset copies the progress it keeps this way).
+func Within(fn func(ctx context.Context, sess *store.LabSession) error) StartOption {
+	return func(c *startConfig) { c.within = append(c.within, fn) }
+}
+
+// WithProgressFrom copies the progress of session from on the steps keep
+// to the new session, in the transaction that stores it (an instructor's
+// reset keeps the learner's progress this way).
+func WithProgressFrom(from uuid.UUID, keep []string) StartOption {
+	return func(c *startConfig) { c.copyFrom, c.keep = from, keep }
+}
+
+// Replacing ends old, the learner's active session, in the same
+// transaction that stores the new one (an instructor's reset): if the
+// start fails, old goes on as it was; once it is stored, old's cluster is
+// deleted before the new one is provisioned.
+func Replacing(old *store.LabSession, reason string) StartOption {
+	return func(c *startConfig) { c.replace, c.reason = old, reason }
+}
+
 // Start creates a lab session for the user and provisions its cluster, from
 // the warm pool when it holds one of the lab's shape. A learner with an
-// active session gets store.ErrActiveSession.
+// active session gets store.ErrActiveSession. The session's row, its
+// sandbox's, what the OnStarted hooks and Within write, and the end of the
+// session it replaces are one transaction; clusters are touched only after
+// it commits. When it does not, nothing was stored and the error is of
+// kind ErrUnavailable and ErrNotSaved (or store.ErrActiveSession).
 func (e *Engine) Start(ctx context.Context, userID int64, lab *labs.Lab, opts ...StartOption) (*store.LabSession, error) {
 	if err := e.ready(); err != nil {
 		return nil, err
@@ -358,12 +428,21 @@ func (e *Engine) Start(ctx context.Context, userID int64, lab *labs.Lab, opts ..
 	if err != nil {
 		return nil, fmt.Errorf("lab %s: %w", lab.ID, err)
 	}
-	n := store.NewLabSession{
+	sc := startConfig{n: store.NewLabSession{
 		ID: id, UserID: userID, LabID: lab.ID, Lifetime: e.cfg.MaxLifetime, IdleTimeout: e.cfg.IdleTimeout,
 		SandboxName: e.sandboxName(id), Image: e.cfg.NodeImage, Workers: lab.Cluster.Workers, Values: vals,
-	}
+	}}
 	for _, o := range opts {
-		o(&n)
+		o(&sc)
+	}
+	n := &sc.n
+	// The session it replaces stops in memory first (provisioning in
+	// flight is cancelled) and goes on if the start fails.
+	var old *ending
+	if sc.replace != nil {
+		if old, err = e.beginEnd(ctx, sc.replace); err != nil {
+			return nil, err
+		}
 	}
 	if n.WorkshopID != 0 {
 		e.pool.mu.Lock()
@@ -374,18 +453,26 @@ func (e *Engine) Start(ctx context.Context, userID int64, lab *labs.Lab, opts ..
 	if pc != nil {
 		n.Claim = pc.name
 	}
-	sess, err := e.store.CreateLabSession(ctx, n)
+	sess, err := e.storeStart(ctx, &sc)
 	if pc != nil && errors.Is(err, store.ErrNotFound) {
 		// The pool's row is gone (deleted by hand): forget it, create afresh.
 		e.log.Warn("pool cluster's row is gone; creating a fresh cluster", "sandbox", pc.name)
 		e.pool.claimed(pc)
 		pc.ticket.release()
 		pc, n.Claim = nil, ""
-		sess, err = e.store.CreateLabSession(ctx, n)
+		sess, err = e.storeStart(ctx, &sc)
 	}
 	if err != nil {
 		e.pool.unclaim(pc) // the pool cluster stays the pool's
-		return nil, err
+		old.undo()
+		if errors.Is(err, store.ErrActiveSession) {
+			return nil, err
+		}
+		e.log.Error("start a lab session: nothing was stored", "user", userID, "lab", lab.ID, "err", err)
+		return nil, notSaved("errstartnotsaved", "the lab session could not be saved, so nothing was started; start the lab again in a moment")
+	}
+	if old != nil {
+		e.finishEnd(ctx, old, sc.reason)
 	}
 	l := &life{id: id, userID: userID, labID: lab.ID, lab: filled, sandbox: n.SandboxName, workers: lab.Cluster.Workers}
 	l.touched.Store(time.Now().UnixNano())
@@ -403,6 +490,41 @@ func (e *Engine) Start(ctx context.Context, userID int64, lab *labs.Lab, opts ..
 	e.provisionLocked(l, pc != nil)
 	l.mu.Unlock()
 	return sess, nil
+}
+
+// storeStart writes a start in one transaction: the replaced session's
+// end, the new session and its sandbox, and what the hooks write.
+func (e *Engine) storeStart(ctx context.Context, sc *startConfig) (*store.LabSession, error) {
+	started, _ := e.hooks()
+	var sess *store.LabSession
+	err := e.store.InTx(ctx, func(ctx context.Context) error {
+		if sc.replace != nil {
+			if err := e.store.EndLabSession(ctx, sc.replace.ID, sc.reason); err != nil {
+				return err
+			}
+		}
+		var err error
+		if sess, err = e.store.CreateLabSession(ctx, sc.n); err != nil {
+			return err
+		}
+		for _, fn := range started {
+			if err := fn(ctx, sess); err != nil {
+				return err
+			}
+		}
+		if sc.copyFrom != uuid.Nil {
+			if err := e.store.CopyProgress(ctx, sc.copyFrom, sess.ID, sc.keep); err != nil {
+				return err
+			}
+		}
+		for _, fn := range sc.within {
+			if err := fn(ctx, sess); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return sess, err
 }
 
 // lifeOf finds the life of an active session, making one for a session this
@@ -508,38 +630,70 @@ func (e *Engine) End(ctx context.Context, sess *store.LabSession, reason string)
 	if err := e.ready(); err != nil {
 		return err
 	}
-	l, err := e.lifeOf(ctx, sess)
-	if errors.Is(err, errs.Gone) {
-		return nil
-	}
-	if err != nil {
+	en, err := e.beginEnd(ctx, sess)
+	if err != nil || en == nil {
 		return err
 	}
-	l.mu.Lock()
-	if l.phase == phaseEnding {
-		l.mu.Unlock()
-		return nil
+	if err := e.store.EndLabSession(ctx, en.l.id, reason); err != nil {
+		// Postgres did not take it: the session goes on as it was.
+		en.undo()
+		return err
 	}
-	provisioning := l.provDone != nil
-	prev := l.phase
+	e.finishEnd(ctx, en, reason)
+	return nil
+}
+
+// ending is a session's end under way in memory, not yet in Postgres.
+type ending struct {
+	l            *life
+	prev         phase
+	provisioning bool
+	done         chan struct{}
+}
+
+// beginEnd stops a session in memory: it is ending, and provisioning in
+// flight is cancelled. It returns nil when the session has ended or is
+// ending already.
+func (e *Engine) beginEnd(ctx context.Context, sess *store.LabSession) (*ending, error) {
+	l, err := e.lifeOf(ctx, sess)
+	if errors.Is(err, errs.Gone) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.phase == phaseEnding {
+		return nil, nil
+	}
+	en := &ending{l: l, prev: l.phase, provisioning: l.provDone != nil, done: l.provDone}
 	l.setPhase(phaseEnding)
 	if l.cancel != nil {
 		l.cancel()
 	}
-	done := l.provDone
-	l.mu.Unlock()
+	return en, nil
+}
 
-	if err := e.store.EndLabSession(ctx, l.id, reason); err != nil {
-		// Postgres did not take it: the session goes on as it was, except
-		// that provisioning, cancelled above, must be retried.
-		l.mu.Lock()
-		if provisioning {
-			prev = phaseFailed
-		}
-		l.setPhase(prev)
-		l.mu.Unlock()
-		return err
+// undo lets a session whose end Postgres did not take go on as it was,
+// except that provisioning, cancelled by beginEnd, must be retried.
+func (en *ending) undo() {
+	if en == nil {
+		return
 	}
+	en.l.mu.Lock()
+	defer en.l.mu.Unlock()
+	prev := en.prev
+	if en.provisioning {
+		prev = phaseFailed
+	}
+	en.l.setPhase(prev)
+}
+
+// finishEnd follows an end Postgres took: the session's streams and
+// terminals hear of it, and its cluster is deleted.
+func (e *Engine) finishEnd(ctx context.Context, en *ending, reason string) {
+	l := en.l
 	e.publish(l.id, EventEnded, map[string]string{"reason": reason})
 	e.onEndMu.Lock()
 	fns := append([]func(uuid.UUID){}, e.onEnd...)
@@ -549,20 +703,19 @@ func (e *Engine) End(ctx context.Context, sess *store.LabSession, reason string)
 	}
 	e.writes.state(ctx, l.sandbox, store.SandboxExpiring, nil)
 	teardown := func() {
-		if done != nil {
-			<-done
+		if en.done != nil {
+			<-en.done
 		}
 		e.deleteCluster(context.WithoutCancel(ctx), l)
 		e.lives.Delete(l.id)
 		e.log.Info("lab session ended", "session", l.id, "reason", reason)
 	}
-	if provisioning {
+	if en.provisioning {
 		// The create may take a minute to notice; the learner need not wait.
 		e.goBackground(teardown)
-		return nil
+		return
 	}
 	teardown()
-	return nil
 }
 
 // deleteCluster deletes a session's cluster and gives its room back. A

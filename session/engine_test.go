@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -495,4 +496,58 @@ func TestStartMode(t *testing.T) {
 	if err != nil || again.Mode != store.ModeChallenge || again.State != store.SessionActive {
 		t.Errorf("after a restart: %+v %v", again, err)
 	}
+}
+
+// A start that replaces a session (an instructor's reset) is one
+// transaction with the old session's end and what Within writes: when
+// Within fails, the old session is still active and its cluster ready and
+// untouched, and nothing new is stored; when it works, the old session is
+// ended and its cluster deleted, and the new one is provisioned.
+func TestStartReplacing(t *testing.T) {
+	r := newRig(t)
+	eng := r.open()
+	ctx := context.Background()
+	uid := r.user()
+	old, err := eng.Start(ctx, uid, testLab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldSandbox := r.waitState(old, store.SandboxReady)
+	refused := errors.New("refused")
+	_, err = eng.Start(ctx, uid, testLab, session.Replacing(old, "reset"),
+		session.Within(func(context.Context, *store.LabSession) error { return refused }))
+	if !errors.Is(err, session.ErrNotSaved) || !errors.Is(err, errs.Unavailable) {
+		t.Fatalf("a replacing start whose Within fails: %v, want ErrNotSaved", err)
+	}
+	if s := r.session(old); s.State != store.SessionActive {
+		t.Errorf("the old session is %s after the failed start", s.State)
+	}
+	if st, _ := eng.State(old.ID); st != store.SandboxReady {
+		t.Errorf("the old cluster is %s after the failed start, want ready", st)
+	}
+	if len(r.fake.Creates()) != 1 || len(r.fake.Deletes()) != 0 {
+		t.Errorf("the failed start touched clusters: creates %v, deletes %v", r.fake.Creates(), r.fake.Deletes())
+	}
+	// It goes on: a check still runs on it.
+	if _, err := eng.Attempt(ctx, r.session(old), "one", "", false); err != nil {
+		t.Errorf("an attempt on the old session after the failed start: %v", err)
+	}
+
+	var within *store.LabSession
+	fresh, err := eng.Start(ctx, uid, testLab, session.Replacing(r.session(old), "reset"),
+		session.Within(func(_ context.Context, s *store.LabSession) error { within = s; return nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if within == nil || within.ID != fresh.ID {
+		t.Errorf("Within saw %+v, want the new session", within)
+	}
+	if s := r.session(old); s.State != store.SessionEnded || s.EndReason == nil || *s.EndReason != "reset" {
+		t.Errorf("the old session after the replacing start: %s %v", s.State, s.EndReason)
+	}
+	r.waitState(old, store.SandboxDeleted)
+	if !slices.Contains(r.fake.Deletes(), oldSandbox.Name) {
+		t.Errorf("the old cluster %s was not deleted: %v", oldSandbox.Name, r.fake.Deletes())
+	}
+	r.waitState(fresh, store.SandboxReady)
 }

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/podpath/podpath/internal/errs"
@@ -43,5 +44,18 @@ func dockerDown(err error) error {
 		"Docker does not answer (%v): start dockerd (scripts/quickstart does); podpath changes no cluster until it answers, and tries again every few seconds", err),
 		"why", err.Error())
 	e.Err = err
+	return e
+}
+
+// ErrNotSaved marks an Unavailable error of a change Postgres did not take
+// (a start, an attempt): nothing of it was written, and it may be tried
+// again.
+var ErrNotSaved = errors.New("not saved")
+
+// notSaved is the Unavailable error of a change that was not stored; key
+// says it in the learner's language.
+func notSaved(key, message string) error {
+	e := errs.Keyed(errs.Unavailable, key, message)
+	e.Err = ErrNotSaved
 	return e
 }

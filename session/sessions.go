@@ -41,6 +41,8 @@ type Sessions struct {
 	openErr error   // while it leads and the engine cannot open yet
 	leading []func(ctx context.Context)
 	onEnd   []func(uuid.UUID)
+	started []StartedFunc
+	tried   []AttemptedFunc
 
 	touchMu sync.Mutex
 	touched map[uuid.UUID]time.Time // keys seen here, not yet told the leader
@@ -67,6 +69,22 @@ func (s *Sessions) Leading(fn func(ctx context.Context)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.leading = append(s.leading, fn)
+}
+
+// OnStarted registers fn for every session start, on the leader's engine
+// (see Engine.OnStarted): it runs in the start's transaction.
+func (s *Sessions) OnStarted(fn StartedFunc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.started = append(s.started, fn)
+}
+
+// OnAttempted registers fn for every attempt recorded, on the leader's
+// engine (see Engine.OnAttempted): it runs in the attempt's transaction.
+func (s *Sessions) OnAttempted(fn AttemptedFunc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tried = append(s.tried, fn)
 }
 
 // OnEnd registers fn to run on this replica when any session ends,
@@ -114,6 +132,14 @@ func (s *Sessions) Run(ctx context.Context) {
 func (s *Sessions) lead(ctx context.Context, epoch int64) {
 	e := New(s.cfg, Deps{Store: s.deps.Store, Sandboxes: s.deps.Sandboxes, Labs: s.deps.Labs, Log: s.log, Events: s.deps.Events, metrics: s.metrics})
 	defer e.Close()
+	s.mu.RLock()
+	for _, fn := range s.started {
+		e.OnStarted(fn)
+	}
+	for _, fn := range s.tried {
+		e.OnAttempted(fn)
+	}
+	s.mu.RUnlock()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	s.setOpen(nil, errFinding())
@@ -246,6 +272,10 @@ type startArgs struct {
 	Mode       string        `json:"mode,omitempty"`
 	WorkshopID int64         `json:"workshopId,omitempty"`
 	Lifetime   time.Duration `json:"lifetime,omitempty"`
+	Replace    uuid.UUID     `json:"replace,omitempty"`
+	Reason     string        `json:"reason,omitempty"`
+	CopyFrom   uuid.UUID     `json:"copyFrom,omitempty"`
+	Keep       []string      `json:"keep,omitempty"`
 }
 
 type sessionArgs struct {
@@ -300,6 +330,16 @@ func (s *Sessions) handle(ctx context.Context, e *Engine, op string, raw json.Ra
 		}
 		if sa.Lifetime != 0 {
 			opts = append(opts, WithLifetime(sa.Lifetime))
+		}
+		if sa.CopyFrom != uuid.Nil {
+			opts = append(opts, WithProgressFrom(sa.CopyFrom, sa.Keep))
+		}
+		if sa.Replace != uuid.Nil {
+			old, err := s.deps.Store.LabSession(ctx, sa.Replace)
+			if err != nil {
+				return nil, err
+			}
+			opts = append(opts, Replacing(old, sa.Reason))
 		}
 		sess, err := e.Start(ctx, sa.UserID, lab, opts...)
 		if err != nil {
@@ -397,12 +437,20 @@ func (s *Sessions) Start(ctx context.Context, userID int64, lab *labs.Lab, opts 
 	if err := s.leaderError(); err != nil {
 		return nil, err
 	}
-	var n store.NewLabSession
+	var c startConfig
 	for _, o := range opts {
-		o(&n)
+		o(&c)
+	}
+	if len(c.within) > 0 {
+		return nil, errors.New("a start with Within cannot be sent to the leading replica: use WithProgressFrom")
+	}
+	args := startArgs{UserID: userID, LabID: lab.ID, Mode: c.n.Mode, WorkshopID: c.n.WorkshopID, Lifetime: c.n.Lifetime,
+		CopyFrom: c.copyFrom, Keep: c.keep, Reason: c.reason}
+	if c.replace != nil {
+		args.Replace = c.replace.ID
 	}
 	var r idResult
-	if err := s.remote.call(ctx, "start", startArgs{UserID: userID, LabID: lab.ID, Mode: n.Mode, WorkshopID: n.WorkshopID, Lifetime: n.Lifetime}, &r); err != nil {
+	if err := s.remote.call(ctx, "start", args, &r); err != nil {
 		return nil, err
 	}
 	return s.deps.Store.LabSession(ctx, r.ID)

@@ -111,7 +111,7 @@ func nullJSON(b json.RawMessage) any {
 
 // StepStatuses returns the status of every step with an attempt.
 func (s *Store) StepStatuses(ctx context.Context, labSession uuid.UUID) (map[string]StepStatus, error) {
-	rows, err := s.pool.Query(ctx, `SELECT step_id, status, attempts, last_attempt_id, updated_at FROM step_progress WHERE lab_session_id = $1`, labSession)
+	rows, err := s.db(ctx).Query(ctx, `SELECT step_id, status, attempts, last_attempt_id, updated_at FROM step_progress WHERE lab_session_id = $1`, labSession)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func (s *Store) AttemptByID(ctx context.Context, id int64) (*Attempt, error) {
 func (s *Store) attemptWhere(ctx context.Context, where string, args ...any) (*Attempt, error) {
 	var a Attempt
 	var ms int64
-	err := s.pool.QueryRow(ctx, `
+	err := s.db(ctx).QueryRow(ctx, `
 		SELECT id, lab_session_id, step_id, kind, passed, answer, error, duration_ms, created_at
 		FROM check_attempts WHERE `+where, args...).
 		Scan(&a.ID, &a.LabSessionID, &a.StepID, &a.Kind, &a.Passed, &a.Answer, &a.Error, &ms, &a.CreatedAt)
@@ -148,7 +148,7 @@ func (s *Store) attemptWhere(ctx context.Context, where string, args ...any) (*A
 		return nil, notFound(err)
 	}
 	a.Duration = time.Duration(ms) * time.Millisecond
-	rows, err := s.pool.Query(ctx, `
+	rows, err := s.db(ctx).Query(ctx, `
 		SELECT idx, name, passed, observed, coalesce(observed_words, 'null'::jsonb), coalesce(feedback, 'null'::jsonb), probe_error, duration_ms
 		FROM check_results WHERE attempt_id = $1 ORDER BY idx`, a.ID)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 // UserByIdentity finds the account signed in as subject at an OpenID
 // provider's issuer.
 func (s *Store) UserByIdentity(ctx context.Context, issuer, subject string) (*User, error) {
-	return scanUser(s.pool.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE id = (
+	return scanUser(s.db(ctx).QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE id = (
 		SELECT user_id FROM user_identities WHERE issuer = $1 AND subject = $2)`, issuer, subject))
 }
 
@@ -21,7 +21,7 @@ func (s *Store) UserByIdentity(ctx context.Context, issuer, subject string) (*Us
 // is already, the e-mail the provider gave and the time of the sign-in).
 // An identity is never moved to another account.
 func (s *Store) LinkIdentity(ctx context.Context, userID int64, issuer, subject, email string) error {
-	tag, err := s.pool.Exec(ctx, `INSERT INTO user_identities (issuer, subject, user_id, email) VALUES ($1, $2, $3, $4)
+	tag, err := s.db(ctx).Exec(ctx, `INSERT INTO user_identities (issuer, subject, user_id, email) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (issuer, subject) DO UPDATE SET email = excluded.email, last_login_at = now()
 		WHERE user_identities.user_id = excluded.user_id`, issuer, subject, userID, email)
 	if err == nil && tag.RowsAffected() == 0 {
@@ -68,10 +68,10 @@ type OIDCLogin struct {
 // SaveOIDCLogin keeps a sign-in under way until its callback, and drops
 // those that expired.
 func (s *Store) SaveOIDCLogin(ctx context.Context, stateHash []byte, l OIDCLogin) error {
-	if _, err := s.pool.Exec(ctx, `DELETE FROM oidc_logins WHERE expires_at < now()`); err != nil {
+	if _, err := s.db(ctx).Exec(ctx, `DELETE FROM oidc_logins WHERE expires_at < now()`); err != nil {
 		return wrap("save sign-in", err)
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO oidc_logins (state_hash, browser_hash, nonce, verifier, next, expires_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+	_, err := s.db(ctx).Exec(ctx, `INSERT INTO oidc_logins (state_hash, browser_hash, nonce, verifier, next, expires_at) VALUES ($1, $2, $3, $4, $5, $6)`,
 		stateHash, l.BrowserHash, l.Nonce, l.Verifier, l.Next, l.ExpiresAt)
 	return wrap("save sign-in", err)
 }
@@ -81,7 +81,7 @@ func (s *Store) SaveOIDCLogin(ctx context.Context, stateHash []byte, l OIDCLogin
 // cleaned up after expiry). The caller checks ExpiresAt and the browser.
 func (s *Store) TakeOIDCLogin(ctx context.Context, stateHash []byte) (*OIDCLogin, error) {
 	var l OIDCLogin
-	err := s.pool.QueryRow(ctx, `DELETE FROM oidc_logins WHERE state_hash = $1 RETURNING browser_hash, nonce, verifier, next, expires_at`, stateHash).
+	err := s.db(ctx).QueryRow(ctx, `DELETE FROM oidc_logins WHERE state_hash = $1 RETURNING browser_hash, nonce, verifier, next, expires_at`, stateHash).
 		Scan(&l.BrowserHash, &l.Nonce, &l.Verifier, &l.Next, &l.ExpiresAt)
 	if err != nil {
 		return nil, notFound(err)
@@ -95,7 +95,7 @@ func (s *Store) DropSSOMemberships(ctx context.Context, userID int64, keep []int
 	if keep == nil {
 		keep = []int64{}
 	}
-	tag, err := s.pool.Exec(ctx, `DELETE FROM team_members WHERE user_id = $1 AND via = 'sso' AND NOT (team_id = ANY($2))`, userID, keep)
+	tag, err := s.db(ctx).Exec(ctx, `DELETE FROM team_members WHERE user_id = $1 AND via = 'sso' AND NOT (team_id = ANY($2))`, userID, keep)
 	return int(tag.RowsAffected()), wrap("drop sso memberships", err)
 }
 

@@ -144,12 +144,12 @@ func (s *Store) CreateLabSession(ctx context.Context, n NewLabSession) (*LabSess
 
 // LabSession finds a session by id.
 func (s *Store) LabSession(ctx context.Context, id uuid.UUID) (*LabSession, error) {
-	return scanLabSession(s.pool.QueryRow(ctx, `SELECT `+labSessionColumns+` FROM lab_sessions WHERE id = $1`, id))
+	return scanLabSession(s.db(ctx).QueryRow(ctx, `SELECT `+labSessionColumns+` FROM lab_sessions WHERE id = $1`, id))
 }
 
 // ActiveLabSession finds the learner's active session.
 func (s *Store) ActiveLabSession(ctx context.Context, userID int64) (*LabSession, error) {
-	return scanLabSession(s.pool.QueryRow(ctx, `SELECT `+labSessionColumns+` FROM lab_sessions WHERE user_id = $1 AND state = 'active'`, userID))
+	return scanLabSession(s.db(ctx).QueryRow(ctx, `SELECT `+labSessionColumns+` FROM lab_sessions WHERE user_id = $1 AND state = 'active'`, userID))
 }
 
 // ActiveLabSessions lists every active session.
@@ -164,7 +164,7 @@ func (s *Store) UserLabSessions(ctx context.Context, userID int64, limit int) ([
 
 // queryLabSessions runs a query that selects labSessionColumns.
 func (s *Store) queryLabSessions(ctx context.Context, sql string, args ...any) ([]*LabSession, error) {
-	rows, err := s.pool.Query(ctx, sql, args...)
+	rows, err := s.db(ctx).Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -173,14 +173,14 @@ func (s *Store) queryLabSessions(ctx context.Context, sql string, args ...any) (
 
 // TouchLabSessionAt records activity seen at t (never moving it back).
 func (s *Store) TouchLabSessionAt(ctx context.Context, id uuid.UUID, t time.Time) error {
-	_, err := s.pool.Exec(ctx, `UPDATE lab_sessions SET last_activity_at = greatest(last_activity_at, $2) WHERE id = $1 AND state = 'active'`, id, t)
+	_, err := s.db(ctx).Exec(ctx, `UPDATE lab_sessions SET last_activity_at = greatest(last_activity_at, $2) WHERE id = $1 AND state = 'active'`, id, t)
 	return wrap("record activity", err)
 }
 
 // ExtendLabSession adds d to the hard lifetime and counts as activity, at
 // most maxExtensions times.
 func (s *Store) ExtendLabSession(ctx context.Context, id uuid.UUID, d time.Duration, maxExtensions int) (*LabSession, error) {
-	l, err := scanLabSession(s.pool.QueryRow(ctx, `
+	l, err := scanLabSession(s.db(ctx).QueryRow(ctx, `
 		UPDATE lab_sessions
 		SET expires_at = greatest(expires_at, now()) + $2::interval, extensions = extensions + 1, last_activity_at = now()
 		WHERE id = $1 AND state = 'active' AND extensions < $3
@@ -191,6 +191,6 @@ func (s *Store) ExtendLabSession(ctx context.Context, id uuid.UUID, d time.Durat
 // EndLabSession marks a session ended with a reason. Ending an ended session
 // changes nothing.
 func (s *Store) EndLabSession(ctx context.Context, id uuid.UUID, reason string) error {
-	_, err := s.pool.Exec(ctx, `UPDATE lab_sessions SET state = 'ended', ended_at = now(), end_reason = $2 WHERE id = $1 AND state = 'active'`, id, reason)
+	_, err := s.db(ctx).Exec(ctx, `UPDATE lab_sessions SET state = 'ended', ended_at = now(), end_reason = $2 WHERE id = $1 AND state = 'active'`, id, reason)
 	return wrap("end lab session", err)
 }

@@ -36,7 +36,7 @@ func (s *Store) LabRecords(ctx context.Context, userIDs []int64) ([]*LabRecord, 
 	if len(userIDs) == 0 {
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT ls.id, ls.user_id, ls.lab_id, ls.state = 'active', ls.created_at, ls.ended_at,
+	rows, err := s.db(ctx).Query(ctx, `SELECT ls.id, ls.user_id, ls.lab_id, ls.state = 'active', ls.created_at, ls.ended_at,
 			a.step_id, count(a.id), min(a.created_at) FILTER (WHERE a.passed),
 			coalesce((array_agg(a.kind ORDER BY a.created_at, a.id) FILTER (WHERE a.passed))[1] = 'skip', false)
 		FROM lab_sessions ls LEFT JOIN check_attempts a ON a.lab_session_id = ls.id
@@ -77,7 +77,7 @@ func (s *Store) LabAttempts(ctx context.Context, userIDs []int64) (map[int64]map
 	if len(userIDs) == 0 {
 		return out, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT ls.user_id, ls.lab_id, count(DISTINCT (a.step_id, a.kind, a.created_at))
+	rows, err := s.db(ctx).Query(ctx, `SELECT ls.user_id, ls.lab_id, count(DISTINCT (a.step_id, a.kind, a.created_at))
 		FROM check_attempts a JOIN lab_sessions ls ON ls.id = a.lab_session_id
 		WHERE ls.user_id = ANY($1) GROUP BY ls.user_id, ls.lab_id`, userIDs)
 	if err != nil {

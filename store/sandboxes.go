@@ -53,7 +53,7 @@ func scanSandbox(row interface{ Scan(...any) error }) (*Sandbox, error) {
 
 // SandboxOf finds the sandbox of a lab session.
 func (s *Store) SandboxOf(ctx context.Context, labSession uuid.UUID) (*Sandbox, error) {
-	return scanSandbox(s.pool.QueryRow(ctx, `SELECT `+sandboxColumns+` FROM sandboxes WHERE lab_session_id = $1`, labSession))
+	return scanSandbox(s.db(ctx).QueryRow(ctx, `SELECT `+sandboxColumns+` FROM sandboxes WHERE lab_session_id = $1`, labSession))
 }
 
 // SetSandboxState moves a sandbox to state; errMsg is kept for failed.
@@ -62,7 +62,7 @@ func (s *Store) SetSandboxState(ctx context.Context, name, state string, errMsg 
 }
 
 func (s *Store) setSandboxState(ctx context.Context, name, state string, errMsg *string) error {
-	_, err := s.pool.Exec(ctx, `
+	_, err := s.db(ctx).Exec(ctx, `
 		UPDATE sandboxes SET state = $2, error = coalesce($3, error), updated_at = now(),
 			ready_at = CASE WHEN $2 = 'ready' AND ready_at IS NULL THEN now() ELSE ready_at END,
 			deleted_at = CASE WHEN $2 = 'deleted' THEN now() ELSE deleted_at END
@@ -76,7 +76,7 @@ func (s *Store) SetSandboxNodes(ctx context.Context, name string, nodes any) err
 	if err != nil {
 		return err
 	}
-	_, err = s.pool.Exec(ctx, `UPDATE sandboxes SET nodes = $2, updated_at = now() WHERE name = $1`, name, b)
+	_, err = s.db(ctx).Exec(ctx, `UPDATE sandboxes SET nodes = $2, updated_at = now() WHERE name = $1`, name, b)
 	return err
 }
 
@@ -86,13 +86,13 @@ func (s *Store) AppendSandboxProgress(ctx context.Context, name string, event an
 	if err != nil {
 		return err
 	}
-	_, err = s.pool.Exec(ctx, `UPDATE sandboxes SET progress = progress || jsonb_build_array($2::jsonb), updated_at = now() WHERE name = $1`, name, b)
+	_, err = s.db(ctx).Exec(ctx, `UPDATE sandboxes SET progress = progress || jsonb_build_array($2::jsonb), updated_at = now() WHERE name = $1`, name, b)
 	return err
 }
 
 // ResetSandboxProgress clears the progress of a sandbox being provisioned again.
 func (s *Store) ResetSandboxProgress(ctx context.Context, name string) error {
-	_, err := s.pool.Exec(ctx, `UPDATE sandboxes SET progress = '[]', error = NULL, updated_at = now() WHERE name = $1`, name)
+	_, err := s.db(ctx).Exec(ctx, `UPDATE sandboxes SET progress = '[]', error = NULL, updated_at = now() WHERE name = $1`, name)
 	return err
 }
 
@@ -100,7 +100,7 @@ func (s *Store) ResetSandboxProgress(ctx context.Context, name string) error {
 // clusters Docker may have. Failed ones are listed too, since their
 // containers may remain.
 func (s *Store) UndeletedSandboxes(ctx context.Context) ([]*Sandbox, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+sandboxColumns+` FROM sandboxes WHERE state <> 'deleted' ORDER BY created_at`)
+	rows, err := s.db(ctx).Query(ctx, `SELECT `+sandboxColumns+` FROM sandboxes WHERE state <> 'deleted' ORDER BY created_at`)
 	if err != nil {
 		return nil, wrap("list sandboxes", err)
 	}
@@ -111,14 +111,14 @@ func (s *Store) UndeletedSandboxes(ctx context.Context) ([]*Sandbox, error) {
 // CreatePoolSandbox records a warm-pool cluster about to be created; a
 // workshop other than 0 keeps it for that workshop's learners.
 func (s *Store) CreatePoolSandbox(ctx context.Context, name, image string, workers int, workshop int64) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO sandboxes (name, pool, state, image, workers, pool_workshop_id) VALUES ($1, true, 'requested', $2, $3, nullif($4, 0))`,
+	_, err := s.db(ctx).Exec(ctx, `INSERT INTO sandboxes (name, pool, state, image, workers, pool_workshop_id) VALUES ($1, true, 'requested', $2, $3, nullif($4, 0))`,
 		name, image, workers, workshop)
 	return wrap("record pool sandbox", err)
 }
 
 // CountSandboxesByState counts sandboxes per state, for metrics.
 func (s *Store) CountSandboxesByState(ctx context.Context) (map[string]int, error) {
-	rows, err := s.pool.Query(ctx, `SELECT state, count(*) FROM sandboxes GROUP BY state`)
+	rows, err := s.db(ctx).Query(ctx, `SELECT state, count(*) FROM sandboxes GROUP BY state`)
 	if err != nil {
 		return nil, err
 	}

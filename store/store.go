@@ -114,7 +114,7 @@ func (s *Store) Migrate(ctx context.Context) (from, to int, err error) {
 // binary knows.
 func (s *Store) CheckSchema(ctx context.Context) error {
 	var v int
-	err := s.pool.QueryRow(ctx, "SELECT version FROM "+versionTable).Scan(&v)
+	err := s.db(ctx).QueryRow(ctx, "SELECT version FROM "+versionTable).Scan(&v)
 	if err != nil {
 		return fmt.Errorf("read schema version (run `podpath migrate`): %w", err)
 	}
@@ -131,12 +131,84 @@ func (s *Store) CheckSchema(ctx context.Context) error {
 // migration.
 func (s *Store) InstanceID(ctx context.Context) (string, error) {
 	var id string
-	err := s.pool.QueryRow(ctx, "SELECT id FROM instance").Scan(&id)
+	err := s.db(ctx).QueryRow(ctx, "SELECT id FROM instance").Scan(&id)
 	return id, err
 }
 
-// tx runs fn in a transaction.
+// querier runs statements: the pool, or the transaction of an InTx.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// inTx is the transaction an InTx context carries, with what to run once
+// it commits.
+type inTx struct {
+	tx    pgx.Tx
+	after []func()
+}
+
+type txKey struct{}
+
+func txOf(ctx context.Context) *inTx {
+	t, _ := ctx.Value(txKey{}).(*inTx)
+	return t
+}
+
+// db is what a store call runs its statements on: the transaction ctx
+// carries (InTx), or the pool.
+func (s *Store) db(ctx context.Context) querier {
+	if t := txOf(ctx); t != nil {
+		return t.tx
+	}
+	return s.pool
+}
+
+// InTx runs fn in one transaction: every store call made with the context
+// fn is given is part of it, so a change and what it announces (webhook
+// events in the outbox) are written together or not at all. An error
+// from fn, or from the commit, undoes everything fn wrote. Within another
+// InTx it is a savepoint. fn must not hand its context to work that
+// outlives it, nor use it from two goroutines at once.
+func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context) error) error {
+	if t := txOf(ctx); t != nil {
+		n := len(t.after)
+		err := pgx.BeginFunc(ctx, t.tx, func(pgx.Tx) error { return fn(ctx) })
+		if err != nil {
+			t.after = t.after[:n] // what the savepoint undid will not commit
+		}
+		return err
+	}
+	t := &inTx{}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		t.tx = tx
+		return fn(context.WithValue(ctx, txKey{}, t))
+	})
+	if err != nil {
+		return err
+	}
+	for _, f := range t.after {
+		f()
+	}
+	return nil
+}
+
+// AfterCommit runs fn once the transaction ctx carries has committed, and
+// not at all if it rolls back; outside InTx it runs fn at once.
+func AfterCommit(ctx context.Context, fn func()) {
+	if t := txOf(ctx); t != nil {
+		t.after = append(t.after, fn)
+		return
+	}
+	fn()
+}
+
+// tx runs fn in a transaction (a savepoint within InTx).
 func (s *Store) tx(ctx context.Context, fn func(pgx.Tx) error) error {
+	if t := txOf(ctx); t != nil {
+		return pgx.BeginFunc(ctx, t.tx, fn)
+	}
 	return pgx.BeginFunc(ctx, s.pool, fn)
 }
 

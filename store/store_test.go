@@ -267,3 +267,94 @@ func TestLabSessionMode(t *testing.T) {
 		t.Errorf("%d sandboxes after the refused session, want 2", len(n))
 	}
 }
+
+// InTx: every store call made with its context is part of one
+// transaction — the store's own transactions become savepoints — and an
+// error undoes all of them; what waits for the commit runs only after one.
+func TestInTx(t *testing.T) {
+	st, _ := open(t)
+	ctx := context.Background()
+	u, err := st.CreateUser(ctx, "ada@example.com", "Ada", "x", store.RoleLearner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook, err := st.CreateWebhook(ctx, "http://127.0.0.1:1/", "0123456789abcdef", []string{"lab.started"}, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newSession := func(ctx context.Context) (*store.LabSession, error) {
+		id := uuid.New()
+		return st.CreateLabSession(ctx, store.NewLabSession{ID: id, UserID: u.ID, LabID: "l", Lifetime: time.Hour, IdleTimeout: time.Hour,
+			SandboxName: "ls-t-" + id.String()[:8], Image: "img", Workers: 1})
+	}
+	enqueue := func(ctx context.Context, key string) error {
+		_, _, err := st.EnqueueWebhookEvent(ctx, store.WebhookEvent{ID: uuid.New(), Type: "lab.started", Body: []byte(`{}`), Key: key})
+		return err
+	}
+	refused := errors.New("refused")
+	ran := 0
+	err = st.InTx(ctx, func(ctx context.Context) error {
+		if _, err := newSession(ctx); err != nil {
+			return err
+		}
+		if err := enqueue(ctx, "once"); err != nil {
+			return err
+		}
+		store.AfterCommit(ctx, func() { ran++ })
+		return refused
+	})
+	if !errors.Is(err, refused) {
+		t.Fatalf("InTx returned %v, want fn's error", err)
+	}
+	if _, err := st.ActiveLabSession(ctx, u.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a session written in a failed InTx is there: %v", err)
+	}
+	if ds, _ := st.WebhookDeliveries(ctx, hook.ID, 10); len(ds) != 0 || ran != 0 {
+		t.Errorf("after a failed InTx: %d deliveries, after-commit ran %d times", len(ds), ran)
+	}
+
+	// A savepoint that fails is undone alone, with what waited for it.
+	err = st.InTx(ctx, func(ctx context.Context) error {
+		if _, err := newSession(ctx); err != nil {
+			return err
+		}
+		_ = st.InTx(ctx, func(ctx context.Context) error {
+			store.AfterCommit(ctx, func() { ran += 100 })
+			if err := enqueue(ctx, "inner"); err != nil {
+				return err
+			}
+			return refused
+		})
+		if err := enqueue(ctx, "once"); err != nil {
+			return err
+		}
+		store.AfterCommit(ctx, func() { ran++ })
+		if ran != 0 {
+			t.Error("after-commit ran before the commit")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ActiveLabSession(ctx, u.ID); err != nil {
+		t.Errorf("the committed session: %v", err)
+	}
+	ds, _ := st.WebhookDeliveries(ctx, hook.ID, 10)
+	if len(ds) != 1 || ran != 1 {
+		t.Errorf("after the commit: %d deliveries (want the outer one), after-commit ran %d (want 1)", len(ds), ran)
+	}
+	// The key recorded in the committed transaction holds; the one of the
+	// undone savepoint does not.
+	if _, dup, _ := st.EnqueueWebhookEvent(ctx, store.WebhookEvent{ID: uuid.New(), Type: "lab.started", Body: []byte(`{}`), Key: "once"}); !dup {
+		t.Error("the committed key was not recorded")
+	}
+	if _, dup, _ := st.EnqueueWebhookEvent(ctx, store.WebhookEvent{ID: uuid.New(), Type: "lab.started", Body: []byte(`{}`), Key: "inner"}); dup {
+		t.Error("the undone savepoint's key was recorded")
+	}
+	// Outside InTx, AfterCommit runs at once.
+	store.AfterCommit(ctx, func() { ran++ })
+	if ran != 2 {
+		t.Errorf("AfterCommit outside a transaction did not run at once")
+	}
+}

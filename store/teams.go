@@ -72,7 +72,7 @@ func nullID(id int64) any {
 
 // CreateTeam adds a team; ssoGroup may be empty, createdBy 0 (the CLI).
 func (s *Store) CreateTeam(ctx context.Context, name, ssoGroup string, createdBy int64) (*Team, error) {
-	t, err := scanTeam(s.pool.QueryRow(ctx, `WITH t AS (INSERT INTO teams (name, sso_group, created_by) VALUES ($1, $2, $3) RETURNING *)
+	t, err := scanTeam(s.db(ctx).QueryRow(ctx, `WITH t AS (INSERT INTO teams (name, sso_group, created_by) VALUES ($1, $2, $3) RETURNING *)
 		SELECT `+teamColumns+` FROM t`, name, nullString(ssoGroup), nullID(createdBy)))
 	switch {
 	case isUniqueViolation(err, "teams_name_key"):
@@ -85,7 +85,7 @@ func (s *Store) CreateTeam(ctx context.Context, name, ssoGroup string, createdBy
 
 // SetTeamSSOGroup maps a team to an identity provider's group ("" unmaps).
 func (s *Store) SetTeamSSOGroup(ctx context.Context, teamID int64, group string) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE teams SET sso_group = $2 WHERE id = $1`, teamID, nullString(group))
+	tag, err := s.db(ctx).Exec(ctx, `UPDATE teams SET sso_group = $2 WHERE id = $1`, teamID, nullString(group))
 	if isUniqueViolation(err, "teams_sso_group_key") {
 		return ErrSSOGroupTaken
 	}
@@ -97,7 +97,7 @@ func (s *Store) SetTeamSSOGroup(ctx context.Context, teamID int64, group string)
 
 // TeamByID finds a team.
 func (s *Store) TeamByID(ctx context.Context, id int64) (*Team, error) {
-	return scanTeam(s.pool.QueryRow(ctx, `SELECT `+teamColumns+` FROM teams t WHERE t.id = $1`, id))
+	return scanTeam(s.db(ctx).QueryRow(ctx, `SELECT `+teamColumns+` FROM teams t WHERE t.id = $1`, id))
 }
 
 // Teams lists every team by name.
@@ -107,7 +107,7 @@ func (s *Store) Teams(ctx context.Context) ([]*Team, error) {
 
 // UserTeams lists the teams a user is in, with the user's role in each.
 func (s *Store) UserTeams(ctx context.Context, userID int64) ([]*Team, []string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+teamColumns+`, m.role FROM teams t JOIN team_members m ON m.team_id = t.id
+	rows, err := s.db(ctx).Query(ctx, `SELECT `+teamColumns+`, m.role FROM teams t JOIN team_members m ON m.team_id = t.id
 		WHERE m.user_id = $1 ORDER BY lower(t.name)`, userID)
 	if err != nil {
 		return nil, nil, wrap("user teams", err)
@@ -135,7 +135,7 @@ func (s *Store) TeamsBySSOGroups(ctx context.Context, groups []string) ([]*Team,
 }
 
 func (s *Store) queryTeams(ctx context.Context, sql string, args ...any) ([]*Team, error) {
-	rows, err := s.pool.Query(ctx, sql, args...)
+	rows, err := s.db(ctx).Query(ctx, sql, args...)
 	if err != nil {
 		return nil, wrap("teams", err)
 	}
@@ -154,7 +154,7 @@ func (s *Store) queryTeams(ctx context.Context, sql string, args ...any) ([]*Tea
 // AddTeamMember puts a user in a team. A member already there keeps the
 // higher role (a lead stays a lead when an invite or SSO adds them again).
 func (s *Store) AddTeamMember(ctx context.Context, teamID, userID int64, role, via string) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO team_members (team_id, user_id, role, via) VALUES ($1, $2, $3, $4)
+	_, err := s.db(ctx).Exec(ctx, `INSERT INTO team_members (team_id, user_id, role, via) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (team_id, user_id) DO UPDATE SET role = CASE WHEN team_members.role = 'lead' OR excluded.role = 'lead' THEN 'lead' ELSE 'member' END,
 			-- a membership an admin or an invite made is not single sign-on's
 			-- to take away later
@@ -165,7 +165,7 @@ func (s *Store) AddTeamMember(ctx context.Context, teamID, userID int64, role, v
 
 // SetTeamRole sets a member's role (the user must be a member).
 func (s *Store) SetTeamRole(ctx context.Context, teamID, userID int64, role string) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE team_members SET role = $3 WHERE team_id = $1 AND user_id = $2`, teamID, userID, role)
+	tag, err := s.db(ctx).Exec(ctx, `UPDATE team_members SET role = $3 WHERE team_id = $1 AND user_id = $2`, teamID, userID, role)
 	if err == nil && tag.RowsAffected() == 0 {
 		return ErrNotFound
 	}
@@ -174,14 +174,14 @@ func (s *Store) SetTeamRole(ctx context.Context, teamID, userID int64, role stri
 
 // RemoveTeamMember takes a user out of a team.
 func (s *Store) RemoveTeamMember(ctx context.Context, teamID, userID int64) error {
-	_, err := s.pool.Exec(ctx, `DELETE FROM team_members WHERE team_id = $1 AND user_id = $2`, teamID, userID)
+	_, err := s.db(ctx).Exec(ctx, `DELETE FROM team_members WHERE team_id = $1 AND user_id = $2`, teamID, userID)
 	return wrap("remove team member", err)
 }
 
 // TeamRole is the user's role in the team, "" when not a member.
 func (s *Store) TeamRole(ctx context.Context, teamID, userID int64) (string, error) {
 	var role string
-	err := s.pool.QueryRow(ctx, `SELECT role FROM team_members WHERE team_id = $1 AND user_id = $2`, teamID, userID).Scan(&role)
+	err := s.db(ctx).QueryRow(ctx, `SELECT role FROM team_members WHERE team_id = $1 AND user_id = $2`, teamID, userID).Scan(&role)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil
 	}
@@ -200,7 +200,7 @@ type TeamMemberRow struct {
 
 // TeamMembers lists a team's members by name.
 func (s *Store) TeamMembers(ctx context.Context, teamID int64) ([]*TeamMemberRow, error) {
-	rows, err := s.pool.Query(ctx, `SELECT u.id, u.email, u.name, m.role, m.via, m.joined_at FROM team_members m JOIN users u ON u.id = m.user_id
+	rows, err := s.db(ctx).Query(ctx, `SELECT u.id, u.email, u.name, m.role, m.via, m.joined_at FROM team_members m JOIN users u ON u.id = m.user_id
 		WHERE m.team_id = $1 ORDER BY lower(u.name), u.id`, teamID)
 	if err != nil {
 		return nil, wrap("team members", err)
@@ -246,14 +246,14 @@ func inviteHash(token string) []byte {
 
 // CreateInvite stores an invite under the hash of token.
 func (s *Store) CreateInvite(ctx context.Context, teamID int64, token string, expires time.Time, maxUses int, domain string, createdBy int64) (*Invite, error) {
-	i, err := scanInvite(s.pool.QueryRow(ctx, `INSERT INTO team_invites (team_id, token_hash, expires_at, max_uses, allowed_domain, created_by)
+	i, err := scanInvite(s.db(ctx).QueryRow(ctx, `INSERT INTO team_invites (team_id, token_hash, expires_at, max_uses, allowed_domain, created_by)
 		VALUES ($1, $2, $3, $4, $5, $6) RETURNING `+inviteColumns, teamID, inviteHash(token), expires, maxUses, nullString(strings.ToLower(domain)), createdBy))
 	return i, wrap("create invite", err)
 }
 
 // Invites lists a team's invites, newest first.
 func (s *Store) Invites(ctx context.Context, teamID int64) ([]*Invite, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+inviteColumns+` FROM team_invites WHERE team_id = $1 ORDER BY id DESC`, teamID)
+	rows, err := s.db(ctx).Query(ctx, `SELECT `+inviteColumns+` FROM team_invites WHERE team_id = $1 ORDER BY id DESC`, teamID)
 	if err != nil {
 		return nil, wrap("invites", err)
 	}
@@ -271,7 +271,7 @@ func (s *Store) Invites(ctx context.Context, teamID int64) ([]*Invite, error) {
 
 // RevokeInvite stops an invite working.
 func (s *Store) RevokeInvite(ctx context.Context, teamID, inviteID int64) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE team_invites SET revoked_at = coalesce(revoked_at, now()) WHERE team_id = $1 AND id = $2`, teamID, inviteID)
+	tag, err := s.db(ctx).Exec(ctx, `UPDATE team_invites SET revoked_at = coalesce(revoked_at, now()) WHERE team_id = $1 AND id = $2`, teamID, inviteID)
 	if err == nil && tag.RowsAffected() == 0 {
 		return ErrNotFound
 	}
@@ -280,7 +280,7 @@ func (s *Store) RevokeInvite(ctx context.Context, teamID, inviteID int64) error 
 
 // InviteByToken finds a live-or-not invite by its token.
 func (s *Store) InviteByToken(ctx context.Context, token string) (*Invite, error) {
-	return scanInvite(s.pool.QueryRow(ctx, `SELECT `+inviteColumns+` FROM team_invites WHERE token_hash = $1`, inviteHash(token)))
+	return scanInvite(s.db(ctx).QueryRow(ctx, `SELECT `+inviteColumns+` FROM team_invites WHERE token_hash = $1`, inviteHash(token)))
 }
 
 // EmailDomain is the part of an address after its last @, lower case.
@@ -377,7 +377,7 @@ func (s *Store) Assign(ctx context.Context, teamID int64, kind, ref string, due 
 	if kind != AssignTrack && kind != AssignLab {
 		return nil, ErrAssignmentKind
 	}
-	a, err := scanAssignment(s.pool.QueryRow(ctx, `WITH a AS (
+	a, err := scanAssignment(s.db(ctx).QueryRow(ctx, `WITH a AS (
 			INSERT INTO team_assignments (team_id, kind, ref, due_at, assigned_by) VALUES ($1, $2, $3, $4, $5)
 			ON CONFLICT (team_id, kind, ref) DO UPDATE SET due_at = excluded.due_at, assigned_by = excluded.assigned_by
 			RETURNING *)
@@ -387,7 +387,7 @@ func (s *Store) Assign(ctx context.Context, teamID int64, kind, ref string, due 
 
 // Unassign removes an assignment of the team.
 func (s *Store) Unassign(ctx context.Context, teamID, id int64) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM team_assignments WHERE team_id = $1 AND id = $2`, teamID, id)
+	tag, err := s.db(ctx).Exec(ctx, `DELETE FROM team_assignments WHERE team_id = $1 AND id = $2`, teamID, id)
 	if err == nil && tag.RowsAffected() == 0 {
 		return ErrNotFound
 	}
@@ -407,7 +407,7 @@ func (s *Store) UserAssignments(ctx context.Context, userID int64) ([]*Assignmen
 }
 
 func (s *Store) queryAssignments(ctx context.Context, sql string, args ...any) ([]*Assignment, error) {
-	rows, err := s.pool.Query(ctx, sql, args...)
+	rows, err := s.db(ctx).Query(ctx, sql, args...)
 	if err != nil {
 		return nil, wrap("assignments", err)
 	}

@@ -67,7 +67,7 @@ func (s *Store) SignUp(ctx context.Context, email, name, passwordHash string) (*
 }
 
 func (s *Store) createUser(ctx context.Context, email, name, passwordHash, role, origin string) (*User, error) {
-	u, err := scanUser(s.pool.QueryRow(ctx,
+	u, err := scanUser(s.db(ctx).QueryRow(ctx,
 		`INSERT INTO users (email, name, password_hash, role, origin) VALUES ($1, $2, $3, $4, $5) RETURNING `+userColumns,
 		email, name, passwordHash, role, origin))
 	if isUniqueViolation(err, "users_email_key") {
@@ -103,17 +103,17 @@ func (s *Store) CreateFirstAdmin(ctx context.Context, email, name, passwordHash 
 
 // UserByEmail finds an account by email, ignoring case.
 func (s *Store) UserByEmail(ctx context.Context, email string) (*User, error) {
-	return scanUser(s.pool.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE lower(email) = lower($1)`, email))
+	return scanUser(s.db(ctx).QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE lower(email) = lower($1)`, email))
 }
 
 // UserByID finds an account.
 func (s *Store) UserByID(ctx context.Context, id int64) (*User, error) {
-	return scanUser(s.pool.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE id = $1`, id))
+	return scanUser(s.db(ctx).QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE id = $1`, id))
 }
 
 // SetUserRole changes an account's role.
 func (s *Store) SetUserRole(ctx context.Context, id int64, role string) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE users SET role = $2 WHERE id = $1`, id, role)
+	tag, err := s.db(ctx).Exec(ctx, `UPDATE users SET role = $2 WHERE id = $1`, id, role)
 	if err == nil && tag.RowsAffected() == 0 {
 		return ErrNotFound
 	}
@@ -122,6 +122,6 @@ func (s *Store) SetUserRole(ctx context.Context, id int64, role string) error {
 
 // TouchLogin records a successful sign-in.
 func (s *Store) TouchLogin(ctx context.Context, id int64) error {
-	_, err := s.pool.Exec(ctx, `UPDATE users SET last_login_at = now() WHERE id = $1`, id)
+	_, err := s.db(ctx).Exec(ctx, `UPDATE users SET last_login_at = now() WHERE id = $1`, id)
 	return err
 }

@@ -39,7 +39,7 @@ func scanWebhook(row interface{ Scan(...any) error }) (*Webhook, error) {
 
 // CreateWebhook registers a URL for the event types.
 func (s *Store) CreateWebhook(ctx context.Context, url, secret string, events []string, createdBy int64) (*Webhook, error) {
-	w, err := scanWebhook(s.pool.QueryRow(ctx, `
+	w, err := scanWebhook(s.db(ctx).QueryRow(ctx, `
 		INSERT INTO webhooks (url, secret, events, created_by) VALUES ($1, $2, $3, $4)
 		RETURNING `+webhookColumns, url, secret, events, createdBy))
 	return w, wrap("create webhook", err)
@@ -47,7 +47,7 @@ func (s *Store) CreateWebhook(ctx context.Context, url, secret string, events []
 
 // Webhooks lists the webhooks not deleted, oldest first.
 func (s *Store) Webhooks(ctx context.Context) ([]*Webhook, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE disabled_at IS NULL ORDER BY id`)
+	rows, err := s.db(ctx).Query(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE disabled_at IS NULL ORDER BY id`)
 	if err != nil {
 		return nil, wrap("list webhooks", err)
 	}
@@ -65,7 +65,7 @@ func (s *Store) Webhooks(ctx context.Context) ([]*Webhook, error) {
 
 // WebhookByID returns a webhook, deleted or not.
 func (s *Store) WebhookByID(ctx context.Context, id int64) (*Webhook, error) {
-	w, err := scanWebhook(s.pool.QueryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE id = $1`, id))
+	w, err := scanWebhook(s.db(ctx).QueryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE id = $1`, id))
 	return w, wrap("read webhook", err)
 }
 
@@ -151,7 +151,7 @@ type ClaimedDelivery struct {
 // another transaction is claiming are skipped, not waited for, so two
 // dispatchers never hold the same delivery at once.
 func (s *Store) ClaimDeliveries(ctx context.Context, owner uuid.UUID, lease time.Duration, limit int) ([]*ClaimedDelivery, error) {
-	rows, err := s.pool.Query(ctx, `
+	rows, err := s.db(ctx).Query(ctx, `
 		UPDATE webhook_deliveries d
 		SET locked_until = now() + make_interval(secs => $2), locked_by = $1
 		FROM (
@@ -220,7 +220,7 @@ func (s *Store) RecordDelivery(ctx context.Context, owner uuid.UUID, id int64, r
 	default:
 		next = &r.Retry
 	}
-	tag, err := s.pool.Exec(ctx, `
+	tag, err := s.db(ctx).Exec(ctx, `
 		UPDATE webhook_deliveries
 		SET status = $3, attempts = attempts + 1, last_status_code = $4, last_error = $5,
 			next_attempt_at = coalesce($6, next_attempt_at),
@@ -249,7 +249,7 @@ func scanDelivery(row interface{ Scan(...any) error }) (*Delivery, error) {
 
 // WebhookDeliveries lists a webhook's latest deliveries, newest first.
 func (s *Store) WebhookDeliveries(ctx context.Context, webhookID int64, limit int) ([]*Delivery, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE webhook_id = $1 ORDER BY id DESC LIMIT $2`, webhookID, limit)
+	rows, err := s.db(ctx).Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE webhook_id = $1 ORDER BY id DESC LIMIT $2`, webhookID, limit)
 	if err != nil {
 		return nil, wrap("list webhook deliveries", err)
 	}
@@ -270,7 +270,7 @@ func (s *Store) WebhookDeliveries(ctx context.Context, webhookID int64, limit in
 // for its backoff. A delivered one, or one of another webhook, is
 // ErrNotFound.
 func (s *Store) RetryDelivery(ctx context.Context, webhookID, id int64) (*Delivery, error) {
-	d, err := scanDelivery(s.pool.QueryRow(ctx, `
+	d, err := scanDelivery(s.db(ctx).QueryRow(ctx, `
 		UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = now()
 		FROM webhooks w
 		WHERE d.id = $2 AND d.webhook_id = $1 AND w.id = d.webhook_id AND w.disabled_at IS NULL AND d.status <> 'delivered'
@@ -282,6 +282,6 @@ func (s *Store) RetryDelivery(ctx context.Context, webhookID, id int64) (*Delive
 // ReleaseDelivery gives up owner's claim on a delivery without recording
 // an attempt (the dispatcher is stopping), so another may send it at once.
 func (s *Store) ReleaseDelivery(ctx context.Context, owner uuid.UUID, id int64) error {
-	_, err := s.pool.Exec(ctx, `UPDATE webhook_deliveries SET locked_until = NULL, locked_by = NULL WHERE id = $1 AND locked_by = $2`, id, owner)
+	_, err := s.db(ctx).Exec(ctx, `UPDATE webhook_deliveries SET locked_until = NULL, locked_by = NULL WHERE id = $1 AND locked_by = $2`, id, owner)
 	return wrap("release webhook delivery", err)
 }

@@ -16,7 +16,7 @@ type WebSession struct {
 
 // CreateWebSession stores a new sign-in. Only the token's hash is kept.
 func (s *Store) CreateWebSession(ctx context.Context, tokenHash []byte, userID int64, csrf string, expires time.Time) error {
-	_, err := s.pool.Exec(ctx,
+	_, err := s.db(ctx).Exec(ctx,
 		`INSERT INTO web_sessions (token_hash, user_id, csrf_token, expires_at) VALUES ($1, $2, $3, $4)`,
 		tokenHash, userID, csrf, expires)
 	return err
@@ -26,7 +26,7 @@ func (s *Store) CreateWebSession(ctx context.Context, tokenHash []byte, userID i
 // visit.
 func (s *Store) WebSessionByToken(ctx context.Context, tokenHash []byte) (*WebSession, error) {
 	var ws WebSession
-	row := s.pool.QueryRow(ctx, `
+	row := s.db(ctx).QueryRow(ctx, `
 		UPDATE web_sessions SET last_seen_at = now()
 		WHERE token_hash = $1 AND expires_at > now()
 		RETURNING token_hash, user_id, csrf_token, expires_at`, tokenHash)
@@ -43,12 +43,12 @@ func (s *Store) WebSessionByToken(ctx context.Context, tokenHash []byte) (*WebSe
 
 // DeleteWebSession signs a session out.
 func (s *Store) DeleteWebSession(ctx context.Context, tokenHash []byte) error {
-	_, err := s.pool.Exec(ctx, `DELETE FROM web_sessions WHERE token_hash = $1`, tokenHash)
+	_, err := s.db(ctx).Exec(ctx, `DELETE FROM web_sessions WHERE token_hash = $1`, tokenHash)
 	return err
 }
 
 // DeleteExpiredWebSessions removes sessions past their expiry.
 func (s *Store) DeleteExpiredWebSessions(ctx context.Context) (int64, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM web_sessions WHERE expires_at <= now()`)
+	tag, err := s.db(ctx).Exec(ctx, `DELETE FROM web_sessions WHERE expires_at <= now()`)
 	return tag.RowsAffected(), err
 }

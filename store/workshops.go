@@ -72,7 +72,7 @@ var (
 	ErrGuestTaken error = errs.E(errs.Conflict, "the guest account exists")
 )
 
-const workshopColumns = `w.id, w.title, w.code, w.instructor_id, w.lab_ids, w.seats, w.starts_at, w.ends_at, w.guests, w.prepare,
+const workshopColumns = `w.id, w.title, coalesce(w.code, ''), w.instructor_id, w.lab_ids, w.seats, w.starts_at, w.ends_at, w.guests, w.prepare,
 	w.prepare_lead_seconds, w.ended_at, w.broadcast, w.broadcast_at, w.created_at,
 	(SELECT count(*) FROM workshop_learners l WHERE l.workshop_id = w.id)`
 
@@ -90,7 +90,7 @@ func scanWorkshop(row interface{ Scan(...any) error }) (*Workshop, error) {
 // CreateWorkshop stores a new workshop; a code another workshop has is
 // ErrCodeTaken (draw another).
 func (s *Store) CreateWorkshop(ctx context.Context, w *Workshop) (*Workshop, error) {
-	out, err := scanWorkshop(s.pool.QueryRow(ctx, `
+	out, err := scanWorkshop(s.db(ctx).QueryRow(ctx, `
 		WITH w AS (
 			INSERT INTO workshops (title, code, instructor_id, lab_ids, seats, starts_at, ends_at, guests, prepare, prepare_lead_seconds)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *)
@@ -104,18 +104,19 @@ func (s *Store) CreateWorkshop(ctx context.Context, w *Workshop) (*Workshop, err
 
 // WorkshopByID finds a workshop.
 func (s *Store) WorkshopByID(ctx context.Context, id int64) (*Workshop, error) {
-	return scanWorkshop(s.pool.QueryRow(ctx, `SELECT `+workshopColumns+` FROM workshops w WHERE w.id = $1`, id))
+	return scanWorkshop(s.db(ctx).QueryRow(ctx, `SELECT `+workshopColumns+` FROM workshops w WHERE w.id = $1`, id))
 }
 
-// WorkshopByCode finds a workshop by its join code.
+// WorkshopByCode finds a workshop by its join code (an ended workshop's
+// code is retired: it finds nothing).
 func (s *Store) WorkshopByCode(ctx context.Context, code string) (*Workshop, error) {
-	return scanWorkshop(s.pool.QueryRow(ctx, `SELECT `+workshopColumns+` FROM workshops w WHERE w.code = $1`, code))
+	return scanWorkshop(s.db(ctx).QueryRow(ctx, `SELECT `+workshopColumns+` FROM workshops w WHERE w.code = $1`, code))
 }
 
 // Workshops lists workshops, newest first: an instructor's (instructorID
 // other than 0), or all.
 func (s *Store) Workshops(ctx context.Context, instructorID int64) ([]*Workshop, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+workshopColumns+` FROM workshops w WHERE $1 = 0 OR w.instructor_id = $1 ORDER BY w.starts_at DESC, w.id DESC LIMIT 200`, instructorID)
+	rows, err := s.db(ctx).Query(ctx, `SELECT `+workshopColumns+` FROM workshops w WHERE $1 = 0 OR w.instructor_id = $1 ORDER BY w.starts_at DESC, w.id DESC LIMIT 200`, instructorID)
 	if err != nil {
 		return nil, wrap("list workshops", err)
 	}
@@ -126,7 +127,7 @@ func (s *Store) Workshops(ctx context.Context, instructorID int64) ([]*Workshop,
 // LiveWorkshops lists the workshops not marked ended: the ones to prepare
 // clusters for, or to end once their time is up.
 func (s *Store) LiveWorkshops(ctx context.Context) ([]*Workshop, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+workshopColumns+` FROM workshops w WHERE w.ended_at IS NULL ORDER BY w.id`)
+	rows, err := s.db(ctx).Query(ctx, `SELECT `+workshopColumns+` FROM workshops w WHERE w.ended_at IS NULL ORDER BY w.id`)
 	if err != nil {
 		return nil, wrap("list workshops", err)
 	}
@@ -134,24 +135,29 @@ func (s *Store) LiveWorkshops(ctx context.Context) ([]*Workshop, error) {
 	return out, wrap("list workshops", err)
 }
 
-// SetWorkshopCode gives the workshop a new join code.
+// SetWorkshopCode gives the workshop a new join code. An ended workshop
+// gets none (ErrWorkshopOver): its code was retired with it.
 func (s *Store) SetWorkshopCode(ctx context.Context, id int64, code string) error {
-	_, err := s.pool.Exec(ctx, `UPDATE workshops SET code = $2 WHERE id = $1`, id, code)
+	tag, err := s.db(ctx).Exec(ctx, `UPDATE workshops SET code = $2 WHERE id = $1 AND ended_at IS NULL AND now() < ends_at`, id, code)
 	if isUniqueViolation(err, "workshops_code_key") {
 		return ErrCodeTaken
+	}
+	if err == nil && tag.RowsAffected() == 0 {
+		return ErrWorkshopOver
 	}
 	return wrap("set workshop code", err)
 }
 
 // SetBroadcast sets (or, with "", clears) the message every learner sees.
 func (s *Store) SetBroadcast(ctx context.Context, id int64, msg string) error {
-	_, err := s.pool.Exec(ctx, `UPDATE workshops SET broadcast = nullif($2, ''), broadcast_at = CASE WHEN $2 = '' THEN NULL ELSE now() END WHERE id = $1`, id, msg)
+	_, err := s.db(ctx).Exec(ctx, `UPDATE workshops SET broadcast = nullif($2, ''), broadcast_at = CASE WHEN $2 = '' THEN NULL ELSE now() END WHERE id = $1`, id, msg)
 	return wrap("set broadcast", err)
 }
 
-// EndWorkshop marks a workshop ended (once).
+// EndWorkshop marks a workshop ended (once) and retires its join code, so
+// the code opens nothing any more and may be drawn again.
 func (s *Store) EndWorkshop(ctx context.Context, id int64) error {
-	_, err := s.pool.Exec(ctx, `UPDATE workshops SET ended_at = coalesce(ended_at, now()) WHERE id = $1`, id)
+	_, err := s.db(ctx).Exec(ctx, `UPDATE workshops SET ended_at = coalesce(ended_at, now()), code = NULL WHERE id = $1`, id)
 	return wrap("end workshop", err)
 }
 
@@ -241,13 +247,13 @@ func (s *Store) JoinWorkshop(ctx context.Context, workshopID, userID int64, name
 
 // WorkshopLearner finds one learner of a workshop.
 func (s *Store) WorkshopLearner(ctx context.Context, workshopID, userID int64) (*Learner, error) {
-	return scanLearner(s.pool.QueryRow(ctx, `SELECT `+learnerColumns+` FROM workshop_learners l JOIN users u ON u.id = l.user_id
+	return scanLearner(s.db(ctx).QueryRow(ctx, `SELECT `+learnerColumns+` FROM workshop_learners l JOIN users u ON u.id = l.user_id
 		WHERE l.workshop_id = $1 AND l.user_id = $2`, workshopID, userID))
 }
 
 // WorkshopLearners lists a workshop's learners in the order they joined.
 func (s *Store) WorkshopLearners(ctx context.Context, workshopID int64) ([]*Learner, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+learnerColumns+` FROM workshop_learners l JOIN users u ON u.id = l.user_id
+	rows, err := s.db(ctx).Query(ctx, `SELECT `+learnerColumns+` FROM workshop_learners l JOIN users u ON u.id = l.user_id
 		WHERE l.workshop_id = $1 ORDER BY l.joined_at, l.user_id`, workshopID)
 	if err != nil {
 		return nil, wrap("list learners", err)
@@ -258,7 +264,7 @@ func (s *Store) WorkshopLearners(ctx context.Context, workshopID int64) ([]*Lear
 
 // SetHand raises or lowers a learner's hand.
 func (s *Store) SetHand(ctx context.Context, workshopID, userID int64, raised bool) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE workshop_learners SET hand_at = CASE WHEN $3 THEN coalesce(hand_at, now()) END
+	tag, err := s.db(ctx).Exec(ctx, `UPDATE workshop_learners SET hand_at = CASE WHEN $3 THEN coalesce(hand_at, now()) END
 		WHERE workshop_id = $1 AND user_id = $2`, workshopID, userID, raised)
 	if err == nil && tag.RowsAffected() == 0 {
 		return ErrNotFound
@@ -329,7 +335,7 @@ func (s *Store) WorkshopStepStats(ctx context.Context, workshopID int64) (map[uu
 		}
 		return out[id][step]
 	}
-	rows, err := s.pool.Query(ctx, `
+	rows, err := s.db(ctx).Query(ctx, `
 		SELECT p.lab_session_id, p.step_id, p.status, p.updated_at,
 			count(a.id) FILTER (WHERE a.kind = 'check'),
 			count(a.id) FILTER (WHERE a.kind = 'check' AND NOT a.passed),
@@ -356,7 +362,7 @@ func (s *Store) WorkshopStepStats(ctx context.Context, workshopID int64) (map[uu
 	if err := rows.Err(); err != nil {
 		return nil, wrap("step stats", err)
 	}
-	rows, err = s.pool.Query(ctx, `
+	rows, err = s.db(ctx).Query(ctx, `
 		SELECT a.lab_session_id, a.step_id, count(DISTINCT r.feedback::text)
 		FROM check_results r JOIN check_attempts a ON a.id = r.attempt_id JOIN lab_sessions ls ON ls.id = a.lab_session_id
 		WHERE ls.workshop_id = $1 AND NOT r.passed AND NOT r.probe_error AND r.feedback IS NOT NULL GROUP BY 1, 2`, workshopID)
@@ -377,7 +383,7 @@ func (s *Store) WorkshopStepStats(ctx context.Context, workshopID int64) (map[uu
 	if err := rows.Err(); err != nil {
 		return nil, wrap("hint stats", err)
 	}
-	rows, err = s.pool.Query(ctx, `
+	rows, err = s.db(ctx).Query(ctx, `
 		SELECT DISTINCT ON (a.lab_session_id, a.step_id) a.lab_session_id, a.step_id, r.name, r.observed, r.observed_words
 		FROM check_attempts a JOIN check_results r ON r.attempt_id = a.id JOIN lab_sessions ls ON ls.id = a.lab_session_id
 		WHERE ls.workshop_id = $1 AND NOT r.passed AND a.kind = 'check'
@@ -480,26 +486,26 @@ type Takeover struct {
 
 // StartTakeover records the start of a take-over.
 func (s *Store) StartTakeover(ctx context.Context, t *Takeover) error {
-	return wrap("record take-over", s.pool.QueryRow(ctx, `INSERT INTO workshop_takeovers (workshop_id, instructor_id, learner_id, lab_session_id, node)
+	return wrap("record take-over", s.db(ctx).QueryRow(ctx, `INSERT INTO workshop_takeovers (workshop_id, instructor_id, learner_id, lab_session_id, node)
 		VALUES ($1, $2, $3, $4, $5) RETURNING id, started_at`, t.WorkshopID, t.InstructorID, t.LearnerID, t.LabSession, t.Node).Scan(&t.ID, &t.StartedAt))
 }
 
 // EndTakeover records its end and who ended it ("instructor", "learner",
 // "server"); ending an ended one changes nothing.
 func (s *Store) EndTakeover(ctx context.Context, id int64, by string) error {
-	_, err := s.pool.Exec(ctx, `UPDATE workshop_takeovers SET ended_at = now(), ended_by = $2 WHERE id = $1 AND ended_at IS NULL`, id, by)
+	_, err := s.db(ctx).Exec(ctx, `UPDATE workshop_takeovers SET ended_at = now(), ended_by = $2 WHERE id = $1 AND ended_at IS NULL`, id, by)
 	return wrap("end take-over", err)
 }
 
 // EndOpenTakeovers closes records a server stopped without closing.
 func (s *Store) EndOpenTakeovers(ctx context.Context) error {
-	_, err := s.pool.Exec(ctx, `UPDATE workshop_takeovers SET ended_at = now(), ended_by = 'server' WHERE ended_at IS NULL`)
+	_, err := s.db(ctx).Exec(ctx, `UPDATE workshop_takeovers SET ended_at = now(), ended_by = 'server' WHERE ended_at IS NULL`)
 	return wrap("end take-overs", err)
 }
 
 // Takeovers lists a workshop's take-overs, newest first.
 func (s *Store) Takeovers(ctx context.Context, workshopID int64) ([]*Takeover, error) {
-	rows, err := s.pool.Query(ctx, `
+	rows, err := s.db(ctx).Query(ctx, `
 		SELECT t.id, t.workshop_id, t.instructor_id, i.name, t.learner_id, coalesce(l.name, u.name), t.lab_session_id, t.node,
 			t.started_at, t.ended_at, t.ended_by, extract(epoch FROM coalesce(t.ended_at, now()) - t.started_at)::int
 		FROM workshop_takeovers t JOIN users i ON i.id = t.instructor_id JOIN users u ON u.id = t.learner_id
@@ -519,7 +525,7 @@ func (s *Store) Takeovers(ctx context.Context, workshopID int64) ([]*Takeover, e
 
 // UserWorkshops lists the workshops the user has a seat in, newest first.
 func (s *Store) UserWorkshops(ctx context.Context, userID int64) ([]*Workshop, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+workshopColumns+` FROM workshops w JOIN workshop_learners wl ON wl.workshop_id = w.id
+	rows, err := s.db(ctx).Query(ctx, `SELECT `+workshopColumns+` FROM workshops w JOIN workshop_learners wl ON wl.workshop_id = w.id
 		WHERE wl.user_id = $1 ORDER BY w.starts_at DESC`, userID)
 	if err != nil {
 		return nil, wrap("list workshops", err)

@@ -108,9 +108,12 @@ func New(st *store.Store, client *http.Client, log *slog.Logger, opts Options) *
 
 // EnqueueOnce records an event for every webhook subscribed to its type
 // and wakes the dispatcher; it only writes to the database, never waiting
-// on a receiver. An event that happens once has a key: the first call with
-// it records the event (and reports true), later ones record nothing. An
-// empty key records every call.
+// on a receiver. Called with the context of a store.InTx, the rows are
+// part of that transaction — written with the change the event announces,
+// or not at all — and the dispatcher is woken once it commits. An event
+// that happens once has a key: the first call with it records the event
+// (and reports true), later ones record nothing. An empty key records
+// every call.
 func (d *Dispatcher) EnqueueOnce(ctx context.Context, key, eventType string, data any) (bool, error) {
 	if !Known(eventType) {
 		return false, fmt.Errorf("webhooks: unknown event type %q (known: %s)", eventType, strings.Join(Events, ", "))
@@ -125,7 +128,7 @@ func (d *Dispatcher) EnqueueOnce(ctx context.Context, key, eventType string, dat
 		return false, err
 	}
 	if n > 0 {
-		d.Poke()
+		store.AfterCommit(ctx, d.Poke)
 	}
 	return !dup, nil
 }

@@ -1,6 +1,7 @@
 // Package webhooks sends podpath's events to the URLs an admin registered:
 // JSON bodies signed with HMAC-SHA256 (Sign, Verify), written to a Postgres
-// outbox when the event happens (Enqueue only inserts rows) and POSTed by a
+// outbox in the transaction of the change they announce (Enqueue only
+// inserts rows, in the caller's store.InTx) and POSTed by a
 // Dispatcher, with retries and backoff, from any podpath process on the
 // database. docs/TEAMS.md describes it for receivers.
 package webhooks

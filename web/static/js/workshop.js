@@ -48,17 +48,22 @@
     if (w.state === "ended") setEnded();
   }
 
-  // The code in groups of three, one letter a box, to read out loud; a
-  // screen reader gets the letters one by one.
+  // The code in its groups (ABCDE-FGHJK; an older six-letter code in
+  // threes), one letter a box, to read out loud; a screen reader gets the
+  // letters one by one.
   function renderCode(code) {
     const box = $("ws-code");
     box.dataset.code = code;
-    box.setAttribute("aria-label", T.wsjoincode + ": " + code.split("").join(" "));
+    const letters = code.replace(/-/g, "");
+    box.setAttribute("aria-label", T.wsjoincode + ": " + letters.split("").join(" "));
+    const groups = code.includes("-") ? code.split("-") : letters.match(/.{1,3}/g) || [];
     const parts = [];
-    code.split("").forEach((ch, i) => {
-      const s = W.el("span", "ch", ch);
-      if (i > 0 && i % 3 === 0 && code.length > 4) s.classList.add("gap");
-      parts.push(s);
+    groups.forEach((g, gi) => {
+      g.split("").forEach((ch, i) => {
+        const s = W.el("span", "ch", ch);
+        if (gi > 0 && i === 0) s.classList.add("gap");
+        parts.push(s);
+      });
     });
     box.replaceChildren(...parts);
   }
