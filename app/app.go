@@ -65,7 +65,7 @@ func New(cfg server.Config, d Deps) (*App, error) {
 	b := bus.New(d.Store, rep.ID.String(), d.Log)
 	sessions := session.NewSessions(EngineConfig(cfg), session.Deps{Store: d.Store, Sandboxes: d.Sandboxes, Labs: d.Labs, Log: d.Log}, b, rep)
 	hooks := webhooks.New(d.Store, nil, d.Log, webhooks.Options{Backoff: cfg.WebhookBackoff, MaxAttempts: cfg.WebhookMaxAttempts})
-	srv, err := server.New(cfg, server.Deps{Store: d.Store, Sessions: sessions, Hooks: hooks, Labs: d.Labs, Tracks: d.Tracks, Log: d.Log})
+	srv, err := server.New(cfg, server.Deps{Store: d.Store, Sessions: sessions, Hooks: hooks, Bus: b, Replica: rep, Labs: d.Labs, Tracks: d.Tracks, Log: d.Log})
 	if err != nil {
 		return nil, err
 	}

@@ -20,3 +20,7 @@ CREATE TABLE leases (
     epoch      bigint NOT NULL,
     expires_at timestamptz NOT NULL
 );
+
+-- A take-over is typed through the replica that holds the instructor's
+-- websocket; when that replica dies, the leader closes its records.
+ALTER TABLE workshop_takeovers ADD COLUMN replica uuid;

@@ -101,6 +101,20 @@ func (t *Target) Foreground(ctx context.Context, node string) (string, error) {
 	return name, nil
 }
 
+// WindowSize is the size of the learner's shell on a node (its keeper's
+// window), for a watcher to draw it as the learner sees it.
+func (t *Target) WindowSize(ctx context.Context, node string) (cols, rows uint16, err error) {
+	var out strings.Builder
+	code, err := t.Exec(ctx, node, []string{"bash", "-c", "tmux -L podpath display-message -p -t " + KeeperSession + " '#{window_width} #{window_height}'"}, nil, &out, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	if _, err := fmt.Sscan(out.String(), &cols, &rows); err != nil || code != 0 || cols == 0 || rows == 0 {
+		return 0, 0, fmt.Errorf("no shell keeper on %s", node)
+	}
+	return cols, rows, nil
+}
+
 // Terminal runs cmd on a node on a terminal the Docker engine makes.
 func (t *Target) Terminal(ctx context.Context, node string, cmd []string, cols, rows uint16) (*dockercli.TTY, error) {
 	n, err := t.node(ctx, node)

@@ -20,8 +20,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/podpath/podpath/bus"
 	"github.com/podpath/podpath/internal/errs"
 	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/replica"
 	"github.com/podpath/podpath/session"
 	"github.com/podpath/podpath/store"
 	"github.com/podpath/podpath/webhooks"
@@ -46,6 +48,7 @@ type Server struct {
 	wsHub   *workshopHub
 	sso     *ssoClient // nil without single sign-on
 	hooks   *webhooks.Dispatcher
+	replica *replica.Replica
 	// closing is closed when the server shuts down (ends workshop streams).
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -63,7 +66,10 @@ type Deps struct {
 	Sessions *session.Sessions
 	// Hooks sends webhook events (the outbox's dispatcher).
 	Hooks *webhooks.Dispatcher
-	Labs  []*labs.Lab
+	// Bus carries live events between the replicas; Replica names this one.
+	Bus     *bus.Bus
+	Replica *replica.Replica
+	Labs    []*labs.Lab
 	// Tracks are the tracks the home page and GET /api/tracks show; nil
 	// is none. Their labs should be among Labs (labs.CatalogTracks checks).
 	Tracks []*labs.Track
@@ -87,7 +93,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		cfg: cfg, store: d.Store, labs: d.Labs, tracks: d.Tracks, log: d.Log,
 		metrics: newMetrics(), md: newMarkdown(), limiter: newLoginLimiter(), joinMisses: newJoinMissWatch(),
 		dummyHash: dummy, proxies: proxies, streams: newStreamCounter(cfg.MaxEventStreams),
-		wsHub: newWorkshopHub(), closing: make(chan struct{}),
+		wsHub: newWorkshopHub(d.Bus, d.Store, d.Replica.ID, d.Log), replica: d.Replica, closing: make(chan struct{}),
 	}
 	if s.cfg.SSO() {
 		s.sso = newSSOClient(&s.cfg)
@@ -103,7 +109,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	// Take-overs first, so that their records say the server ended them
 	// and not the instructor whose socket the closing shell ends. A
 	// session ended on any replica closes what this one holds of it.
-	s.engine.OnEnd(func(id uuid.UUID) { s.wsHub.endTakeovers(id, "server") })
+	s.engine.OnEnd(func(id uuid.UUID) { s.wsHub.endLocal(id, "server") })
 	s.engine.OnEnd(s.terms.closeSession)
 	// Webhook events, written in the transaction of what they announce.
 	s.engine.OnStarted(s.labStarted)
@@ -290,6 +296,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := s.newHTTPServer(s.echo)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopHub()
+	go s.wsHub.run(hubCtx)
 	var err error
 	select {
 	case err = <-errc:
@@ -318,7 +327,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // sessions) until ctx ends: work for the leading replica only. It first
 // closes the take-over records a stopped server left open.
 func (s *Server) RunWorkshops(ctx context.Context) {
-	if err := s.store.EndOpenTakeovers(ctx); err != nil {
+	if _, err := s.store.EndOpenTakeovers(ctx, s.replica.TTL()); err != nil {
 		s.log.Warn("close take-over records a stopped server left open", "err", err)
 	}
 	s.runWorkshops(ctx)

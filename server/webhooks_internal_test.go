@@ -43,8 +43,9 @@ func TestAttemptEvents(t *testing.T) {
 	track := &labs.Track{ID: "both", Title: labs.Text{"en": "Both", "zh": "两个"}, Labs: []string{"three", "one"}}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	rep := replica.New(st, "test", 0, log)
-	sessions := session.NewSessions(session.Config{}, session.Deps{Store: st, Sandboxes: fakesandbox.New(), Labs: []*labs.Lab{lab, one}, Log: log}, bus.New(st, rep.ID.String(), log), rep)
-	s, err := New(cfg, Deps{Store: st, Sessions: sessions, Hooks: webhooks.New(st, nil, log, webhooks.Options{}), Labs: []*labs.Lab{lab, one}, Tracks: []*labs.Track{track}, Log: log})
+	b := bus.New(st, rep.ID.String(), log)
+	sessions := session.NewSessions(session.Config{}, session.Deps{Store: st, Sandboxes: fakesandbox.New(), Labs: []*labs.Lab{lab, one}, Log: log}, b, rep)
+	s, err := New(cfg, Deps{Store: st, Sessions: sessions, Hooks: webhooks.New(st, nil, log, webhooks.Options{}), Bus: b, Replica: rep, Labs: []*labs.Lab{lab, one}, Tracks: []*labs.Track{track}, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,9 +108,17 @@ func (s *Server) apiWorkshopTerminal(c echo.Context) error {
 	if !hasNode(sb.Nodes, node) {
 		return errs.E(errs.NotFound, fmt.Sprintf("the cluster has no node %.40q", node))
 	}
-	sh, err := s.terms.shell(ctx, sess, sb.Name, node, 80, 24)
+	// A client of the learner's shell of its own (on any replica), at the
+	// learner's size, never resizing it; where the shell cannot be shared
+	// (a node image without tmux), this replica's copy of the learner's.
+	sh, err := s.watchShell(ctx, sb.Name, node, mode == "control")
 	if err != nil {
-		return errs.E(errs.NotFound, err.Error())
+		s.log.Info("watch through this replica's shell", "session", sess.ID, "node", node, "why", err)
+		if sh, err = s.terms.shell(ctx, sess, sb.Name, node, 80, 24); err != nil {
+			return errs.E(errs.NotFound, err.Error())
+		}
+	} else {
+		defer sh.Close()
 	}
 	conn, err := s.terms.upgrader.Upgrade(c.Response(), c.Request(), nil)
 	if err != nil {
@@ -120,7 +128,7 @@ func (s *Server) apiWorkshopTerminal(c echo.Context) error {
 	var live *liveTakeover
 	if mode == "control" {
 		me := currentUser(c)
-		rec := &store.Takeover{WorkshopID: w.ID, InstructorID: me.ID, Instructor: me.Name, LearnerID: id, Learner: ln.Name, LabSession: &sess.ID, Node: node}
+		rec := &store.Takeover{WorkshopID: w.ID, InstructorID: me.ID, Instructor: me.Name, LearnerID: id, Learner: ln.Name, LabSession: &sess.ID, Node: node, Replica: s.replica.ID}
 		if err := s.store.StartTakeover(ctx, rec); err != nil {
 			conn.Close()
 			return nil
@@ -139,7 +147,7 @@ func (s *Server) apiWorkshopTerminal(c echo.Context) error {
 		live.end("instructor") // no-op when the learner or the server ended it
 		s.wsHub.removeTakeover(sess.ID, live)
 		_ = s.store.EndTakeover(context.WithoutCancel(ctx), live.rec.ID, live.by)
-		if s.wsHub.takeover(sess.ID) == nil {
+		if s.wsHub.takeover(context.WithoutCancel(ctx), sess.ID) == nil {
 			s.engine.Publish(sess.ID, "takeover", map[string]any{"active": false})
 		}
 		s.learnerChanged(w.ID, id)
@@ -161,4 +169,21 @@ func (s *Server) apiTakeovers(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, views(list, takeoverView))
+}
+
+// watchShell attaches an instructor to the learner's shell on a node as a
+// client of its own, sized as the learner's window.
+func (s *Server) watchShell(ctx context.Context, sbName, node string, control bool) (*terminal.Shell, error) {
+	target := s.engine.Target(sbName)
+	cols, rows, err := target.WindowSize(ctx, node)
+	if err != nil {
+		return nil, err
+	}
+	tty, err := target.Watch(ctx, node, control, cols, rows)
+	if err != nil {
+		return nil, err
+	}
+	sh := terminal.New(tty)
+	sh.SetSize(cols, rows)
+	return sh, nil
 }

@@ -13,13 +13,13 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/podpath/podpath/bus"
 	"github.com/podpath/podpath/labs"
 	"github.com/podpath/podpath/progress"
 	"github.com/podpath/podpath/session"
@@ -77,118 +77,6 @@ func normalizeCode(s string) string {
 		}
 		return r
 	}, s)
-}
-
-// workshopHub fans workshop events out to instructors' boards.
-type workshopHub struct {
-	mu   sync.Mutex
-	subs map[int64]map[chan session.Event]struct{}
-	// takeovers are the open take-overs, by lab session.
-	takeovers map[uuid.UUID][]*liveTakeover
-}
-
-type liveTakeover struct {
-	rec  *store.Takeover
-	stop chan struct{}
-	once sync.Once
-	by   string
-}
-
-func (t *liveTakeover) end(by string) {
-	t.once.Do(func() {
-		t.by = by
-		close(t.stop)
-	})
-}
-
-func newWorkshopHub() *workshopHub {
-	return &workshopHub{subs: map[int64]map[chan session.Event]struct{}{}, takeovers: map[uuid.UUID][]*liveTakeover{}}
-}
-
-func (h *workshopHub) subscribe(id int64) (<-chan session.Event, func()) {
-	ch := make(chan session.Event, 64)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.subs[id] == nil {
-		h.subs[id] = map[chan session.Event]struct{}{}
-	}
-	h.subs[id][ch] = struct{}{}
-	return ch, func() {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		delete(h.subs[id], ch)
-		if len(h.subs[id]) == 0 {
-			delete(h.subs, id)
-		}
-	}
-}
-
-func (h *workshopHub) publish(id int64, typ string, data any) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for ch := range h.subs[id] {
-		select {
-		case ch <- session.Event{Type: typ, Data: data}:
-		default:
-		}
-	}
-}
-
-func (h *workshopHub) addTakeover(sess uuid.UUID, t *liveTakeover) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.takeovers[sess] = append(h.takeovers[sess], t)
-}
-
-func (h *workshopHub) removeTakeover(sess uuid.UUID, t *liveTakeover) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	list := h.takeovers[sess]
-	for i, x := range list {
-		if x == t {
-			list = append(list[:i], list[i+1:]...)
-			break
-		}
-	}
-	if len(list) == 0 {
-		delete(h.takeovers, sess)
-	} else {
-		h.takeovers[sess] = list
-	}
-}
-
-// takeover is the open take-over of a session (the oldest), or nil.
-func (h *workshopHub) takeover(sess uuid.UUID) *liveTakeover {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if list := h.takeovers[sess]; len(list) > 0 {
-		return list[0]
-	}
-	return nil
-}
-
-// endAllTakeovers ends every open take-over (at shutdown).
-func (h *workshopHub) endAllTakeovers(by string) {
-	h.mu.Lock()
-	var all []*liveTakeover
-	for _, list := range h.takeovers {
-		all = append(all, list...)
-	}
-	h.mu.Unlock()
-	for _, t := range all {
-		t.end(by)
-	}
-}
-
-// endTakeovers ends every open take-over of a session.
-func (h *workshopHub) endTakeovers(sess uuid.UUID, by string) int {
-	h.mu.Lock()
-	list := append([]*liveTakeover(nil), h.takeovers[sess]...)
-	h.mu.Unlock()
-	for _, t := range list {
-		t.end(by)
-	}
-	return len(list)
 }
 
 // --- views ---
@@ -539,7 +427,7 @@ func (s *Server) apiRotateCode(c echo.Context) error {
 		w.Code = code
 		s.log.Info("workshop code rotated", "workshop", w.ID)
 		v := s.workshopView(c, w, true)
-		s.wsHub.publish(w.ID, "workshop", v)
+		s.wsHub.publish(w.ID, "workshop", nil)
 		return c.JSON(http.StatusOK, v)
 	}
 	return errors.New("no free join code after 10 tries")
@@ -613,6 +501,8 @@ type boardData struct {
 	w        *store.Workshop
 	sessions map[int64][]*store.LabSession // by learner, oldest first
 	stats    map[uuid.UUID]map[string]*store.StepStat
+	// takeovers are the open take-overs of the workshop, by session.
+	takeovers map[uuid.UUID]*store.Takeover
 }
 
 func (s *Server) loadBoardData(ctx context.Context, w *store.Workshop) (*boardData, error) {
@@ -624,7 +514,11 @@ func (s *Server) loadBoardData(ctx context.Context, w *store.Workshop) (*boardDa
 	if err != nil {
 		return nil, err
 	}
-	d := &boardData{w: w, sessions: map[int64][]*store.LabSession{}, stats: stats}
+	open, err := s.store.OpenTakeovers(ctx, w.ID)
+	if err != nil {
+		return nil, err
+	}
+	d := &boardData{w: w, sessions: map[int64][]*store.LabSession{}, stats: stats, takeovers: open}
 	for _, sess := range sessions {
 		d.sessions[sess.UserID] = append(d.sessions[sess.UserID], sess)
 	}
@@ -732,8 +626,8 @@ func (s *Server) learnerRow(c echo.Context, d *boardData, ln *store.Learner) *Le
 				}
 			}
 		}
-		if t := s.wsHub.takeover(active.ID); t != nil {
-			row.Takeover = &TakeoverRef{Instructor: t.rec.Instructor, Since: t.rec.StartedAt}
+		if t := d.takeovers[active.ID]; t != nil {
+			row.Takeover = &TakeoverRef{Instructor: t.Instructor, Since: t.StartedAt}
 		}
 	}
 	return row
@@ -842,10 +736,17 @@ func (s *Server) apiWorkshopEvents(c echo.Context) error {
 			return nil
 		case <-s.closing:
 			return nil
-		case e := <-events:
+		case e, ok := <-events:
+			if !ok {
+				return nil // the server is shutting down
+			}
 			switch e.Type {
 			case "learner":
-				row, err := s.oneLearnerRow(c, w, e.Data.(int64))
+				var user int64
+				if e.Decode(&user) != nil {
+					continue
+				}
+				row, err := s.oneLearnerRow(c, w, user)
 				if err != nil {
 					continue
 				}
@@ -863,8 +764,19 @@ func (s *Server) apiWorkshopEvents(c echo.Context) error {
 			case "ended":
 				_ = write("ended", e.Data)
 				return nil
-			default:
-				if write(e.Type, e.Data) != nil {
+			case "workshop":
+				// Changed on some replica: read it again, in this page's
+				// language.
+				if nw, err := s.store.WorkshopByID(ctx, w.ID); err == nil {
+					w = nw
+					if write("workshop", s.workshopView(c, w, true)) != nil {
+						return nil
+					}
+				}
+			case bus.TypeResync:
+				// Events may have been lost between replicas: the whole
+				// board again.
+				if b, err := s.board(c, w); err == nil && write("board", b) != nil {
 					return nil
 				}
 			}
@@ -1280,8 +1192,8 @@ func (s *Server) sessionWorkshop(ctx context.Context, sess *store.LabSession) *S
 	if ln, err := s.store.WorkshopLearner(ctx, w.ID, sess.UserID); err == nil && sess.State == store.SessionActive {
 		out.Hand = ln.HandAt != nil
 	}
-	if t := s.wsHub.takeover(sess.ID); t != nil {
-		out.Takeover = &TakeoverRef{Instructor: t.rec.Instructor, Since: t.rec.StartedAt}
+	if t := s.wsHub.takeover(ctx, sess.ID); t != nil {
+		out.Takeover = &TakeoverRef{Instructor: t.Instructor, Since: t.StartedAt}
 	}
 	return out
 }
@@ -1315,7 +1227,7 @@ func (s *Server) apiEndTakeover(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if s.wsHub.endTakeovers(sess.ID, "learner") == 0 {
+	if !s.wsHub.endTakeovers(sess.ID, "learner") {
 		return apiError(http.StatusConflict, translate("errnotakeover", lang(c)))
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -1358,7 +1270,7 @@ func (s *Server) apiBroadcast(c echo.Context) error {
 			s.engine.Publish(sess.ID, "broadcast", data)
 		}
 	}
-	s.wsHub.publish(w.ID, "workshop", s.workshopView(c, w, true))
+	s.wsHub.publish(w.ID, "workshop", nil)
 	return c.NoContent(http.StatusNoContent)
 }
 
@@ -1540,6 +1452,12 @@ func (s *Server) endWorkshop(ctx context.Context, w *store.Workshop, reason stri
 // tickWorkshops prepares the clusters of workshops in their prepare window
 // and ends those whose time is up. The server runs it every few seconds.
 func (s *Server) tickWorkshops(ctx context.Context) {
+	// Take-overs typed through a replica that died.
+	if n, err := s.store.EndOpenTakeovers(ctx, s.replica.TTL()); err != nil {
+		s.log.Warn("close take-over records of stopped replicas", "err", err)
+	} else if n > 0 {
+		s.log.Info("closed take-over records of stopped replicas", "count", n)
+	}
 	mark := s.engine.PrepareMark() // before the learner counts are read
 	list, err := s.store.LiveWorkshops(ctx)
 	if err != nil {

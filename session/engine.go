@@ -59,6 +59,12 @@ type Target interface {
 	// Foreground names the program in the foreground of the learner's
 	// shell on a node ("bash" at its prompt); an error where it cannot tell.
 	Foreground(ctx context.Context, node string) (string, error)
+	// Watch attaches one more client to the learner's shell on a node (an
+	// instructor's, on any replica: read-only unless control) that never
+	// resizes it; an error where the shell cannot be shared.
+	Watch(ctx context.Context, node string, control bool, cols, rows uint16) (TTY, error)
+	// WindowSize is the size of the learner's shell on a node.
+	WindowSize(ctx context.Context, node string) (cols, rows uint16, err error)
 	// Close ends what the target keeps open (probe channels).
 	Close()
 }
@@ -82,6 +88,14 @@ type managerTarget struct{ *sandbox.Target }
 
 func (t managerTarget) Attach(ctx context.Context, node string, cols, rows uint16) (TTY, error) {
 	tty, err := t.Target.Attach(ctx, node, cols, rows)
+	if err != nil {
+		return nil, err
+	}
+	return tty, nil
+}
+
+func (t managerTarget) Watch(ctx context.Context, node string, control bool, cols, rows uint16) (TTY, error) {
+	tty, err := t.Target.Watch(ctx, node, control, cols, rows)
 	if err != nil {
 		return nil, err
 	}

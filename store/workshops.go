@@ -482,12 +482,18 @@ type Takeover struct {
 	EndedBy      *string
 	// Seconds is how long it lasted (so far).
 	Seconds int
+	// Replica holds the instructor's websocket (uuid.Nil: unknown).
+	Replica uuid.UUID
 }
 
 // StartTakeover records the start of a take-over.
 func (s *Store) StartTakeover(ctx context.Context, t *Takeover) error {
-	return wrap("record take-over", s.db(ctx).QueryRow(ctx, `INSERT INTO workshop_takeovers (workshop_id, instructor_id, learner_id, lab_session_id, node)
-		VALUES ($1, $2, $3, $4, $5) RETURNING id, started_at`, t.WorkshopID, t.InstructorID, t.LearnerID, t.LabSession, t.Node).Scan(&t.ID, &t.StartedAt))
+	var replica *uuid.UUID
+	if t.Replica != uuid.Nil {
+		replica = &t.Replica
+	}
+	return wrap("record take-over", s.db(ctx).QueryRow(ctx, `INSERT INTO workshop_takeovers (workshop_id, instructor_id, learner_id, lab_session_id, node, replica)
+		VALUES ($1, $2, $3, $4, $5, $6) RETURNING id, started_at`, t.WorkshopID, t.InstructorID, t.LearnerID, t.LabSession, t.Node, replica).Scan(&t.ID, &t.StartedAt))
 }
 
 // EndTakeover records its end and who ended it ("instructor", "learner",
@@ -497,10 +503,52 @@ func (s *Store) EndTakeover(ctx context.Context, id int64, by string) error {
 	return wrap("end take-over", err)
 }
 
-// EndOpenTakeovers closes records a server stopped without closing.
-func (s *Store) EndOpenTakeovers(ctx context.Context) error {
-	_, err := s.db(ctx).Exec(ctx, `UPDATE workshop_takeovers SET ended_at = now(), ended_by = 'server' WHERE ended_at IS NULL`)
-	return wrap("end take-overs", err)
+// EndOpenTakeovers closes records a server stopped without closing: those
+// of replicas that beat no more within live (all, with live 0).
+func (s *Store) EndOpenTakeovers(ctx context.Context, live time.Duration) (int64, error) {
+	tag, err := s.db(ctx).Exec(ctx, `UPDATE workshop_takeovers SET ended_at = now(), ended_by = 'server'
+		WHERE ended_at IS NULL AND ($1::interval = '0s' OR replica IS NULL
+			OR replica NOT IN (SELECT id FROM replicas WHERE heartbeat_at > now() - $1::interval))`, live.String())
+	return tag.RowsAffected(), wrap("end take-overs", err)
+}
+
+// OpenTakeovers are a workshop's open take-overs, the oldest of each lab
+// session.
+func (s *Store) OpenTakeovers(ctx context.Context, workshopID int64) (map[uuid.UUID]*Takeover, error) {
+	rows, err := s.db(ctx).Query(ctx, `
+		SELECT t.id, t.instructor_id, i.name, t.learner_id, t.lab_session_id, t.node, t.started_at
+		FROM workshop_takeovers t JOIN users i ON i.id = t.instructor_id
+		WHERE t.workshop_id = $1 AND t.ended_at IS NULL AND t.lab_session_id IS NOT NULL ORDER BY t.id`, workshopID)
+	if err != nil {
+		return nil, wrap("open take-overs", err)
+	}
+	defer rows.Close()
+	out := map[uuid.UUID]*Takeover{}
+	for rows.Next() {
+		t := Takeover{WorkshopID: workshopID}
+		if err := rows.Scan(&t.ID, &t.InstructorID, &t.Instructor, &t.LearnerID, &t.LabSession, &t.Node, &t.StartedAt); err != nil {
+			return nil, wrap("open take-overs", err)
+		}
+		if _, ok := out[*t.LabSession]; !ok {
+			out[*t.LabSession] = &t
+		}
+	}
+	return out, wrap("open take-overs", rows.Err())
+}
+
+// OpenTakeover is the oldest open take-over of a lab session; ErrNotFound
+// when there is none.
+func (s *Store) OpenTakeover(ctx context.Context, labSession uuid.UUID) (*Takeover, error) {
+	var t Takeover
+	err := s.db(ctx).QueryRow(ctx, `
+		SELECT t.id, t.workshop_id, t.instructor_id, i.name, t.learner_id, t.lab_session_id, t.node, t.started_at, coalesce(t.replica, '00000000-0000-0000-0000-000000000000')
+		FROM workshop_takeovers t JOIN users i ON i.id = t.instructor_id
+		WHERE t.lab_session_id = $1 AND t.ended_at IS NULL ORDER BY t.id LIMIT 1`, labSession).
+		Scan(&t.ID, &t.WorkshopID, &t.InstructorID, &t.Instructor, &t.LearnerID, &t.LabSession, &t.Node, &t.StartedAt, &t.Replica)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	return &t, nil
 }
 
 // Takeovers lists a workshop's take-overs, newest first.

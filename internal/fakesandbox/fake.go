@@ -281,6 +281,16 @@ func (target) Foreground(ctx context.Context, node string) (string, error) {
 	return "", errors.New("the fake sandbox's shell has no keeper")
 }
 
+// Watch cannot share the fake's shell: it has no keeper.
+func (target) Watch(ctx context.Context, node string, control bool, cols, rows uint16) (session.TTY, error) {
+	return nil, errors.New("the fake sandbox's shell has no keeper")
+}
+
+// WindowSize cannot tell: the fake's shell has no keeper.
+func (target) WindowSize(ctx context.Context, node string) (uint16, uint16, error) {
+	return 0, 0, errors.New("the fake sandbox's shell has no keeper")
+}
+
 // Attach runs /bin/sh on this machine under a pty.
 func (target) Attach(ctx context.Context, node string, cols, rows uint16) (session.TTY, error) {
 	return terminal.StartProcess(exec.Command("/bin/sh"), cols, rows)
