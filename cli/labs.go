@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -74,6 +75,7 @@ func labsCmd() *cobra.Command {
 	var prefix string
 	var parallel int
 	var strictHonesty bool
+	var beforeWait time.Duration
 	test := &cobra.Command{
 		Use:   "test [LAB...]",
 		Short: "Run labs on fresh clusters: each step's checks must fail, then pass after its solve",
@@ -97,7 +99,7 @@ func labsCmd() *cobra.Command {
 					chosen = append(chosen, l)
 				}
 			}
-			results, err := labtest.Run(cmd.Context(), sandbox.NewManager(), chosen, labtest.Options{Out: cmd.OutOrStdout(), Keep: keep, Prefix: prefix, Parallel: parallel, StrictHonesty: strictHonesty})
+			results, err := labtest.Run(cmd.Context(), sandbox.NewManager(), chosen, labtest.Options{Out: cmd.OutOrStdout(), Keep: keep, Prefix: prefix, Parallel: parallel, StrictHonesty: strictHonesty, BeforeWait: beforeWait})
 			if err != nil {
 				return err
 			}
@@ -118,7 +120,8 @@ func labsCmd() *cobra.Command {
 	test.Flags().BoolVar(&keep, "keep", false, "keep the clusters afterwards")
 	test.Flags().StringVar(&prefix, "prefix", "lt", "start the name of every cluster the run makes with this")
 	test.Flags().BoolVar(&strictHonesty, "strict-honesty", false, "fail a step that passes, before its solve, with a guess a learner could take without working (an answer the texts show, the commands typed as comments or echoed); without it they are warnings")
-	test.Flags().IntVar(&parallel, "parallel", 1, "clusters to use at once (shared labs share one cluster; each other lab gets its own)")
+	test.Flags().IntVar(&parallel, "parallel", 1, "clusters to use at once (each lab that does not share its cluster gets its own; shared labs share one per cluster shape, spread over this many)")
+	test.Flags().DurationVar(&beforeWait, "before-wait", 20*time.Second, "before each step's solve, poll each of its checks for its within but at most this long (0: each check's full within)")
 	cmd.AddCommand(validate, test)
 	return cmd
 }

@@ -75,7 +75,7 @@ func (g *Grader) runAction(ctx context.Context, a *labs.Action, answer *string) 
 		}
 	case "wait":
 		c := labs.Check{Probe: a.Wait.Probe, Expect: a.Wait.Expect, Within: a.Wait.Timeout}
-		o := g.overTime(ctx, &c, func() outcome { return g.judge(ctx, &c, "") }, nil)
+		o := g.overTime(ctx, &c, 0, func() outcome { return g.judge(ctx, &c, "") }, nil)
 		if !o.passed {
 			return fmt.Errorf("waited %s: %s", a.Wait.Timeout.D(), o.obs.Raw())
 		}

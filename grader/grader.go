@@ -118,6 +118,9 @@ type Options struct {
 	// NoWait judges each check once, ignoring within and holds (used by
 	// labs test to prove checks fail before the solve).
 	NoWait bool
+	// MaxWithin caps each check's within (0: the lab's own). labs test
+	// uses it before the solve, where only a quick pass would be news.
+	MaxWithin time.Duration
 	// Since is when the step began for the learner: history probes count
 	// only commands run from then on (zero: every command in the history).
 	Since time.Time
@@ -179,7 +182,7 @@ func (g *Grader) check(ctx context.Context, i int, c *labs.Check, opts Options, 
 	case opts.NoWait || (c.Within == 0 && c.Holds == 0):
 		o = once()
 	default:
-		o = g.overTime(ctx, c, once, giveUp)
+		o = g.overTime(ctx, c, opts.MaxWithin, once, giveUp)
 	}
 	res.Passed, res.Observed, res.ProbeError = o.passed, shorten(o.obs.Raw()), o.probeErr
 	res.Words, res.Observation = o.obs.Text(), o.obs
@@ -213,10 +216,14 @@ func hintFor(hints []labs.Text, attempt int) labs.Text {
 
 // overTime applies within (poll until the check passes) and then holds
 // (the check must keep passing for that long).
-func (g *Grader) overTime(ctx context.Context, c *labs.Check, once func() outcome, giveUp <-chan struct{}) outcome {
+func (g *Grader) overTime(ctx context.Context, c *labs.Check, maxWithin time.Duration, once func() outcome, giveUp <-chan struct{}) outcome {
 	o := once()
-	if c.Within > 0 && !o.passed {
-		deadline := time.Now().Add(c.Within.D())
+	within := c.Within.D()
+	if maxWithin > 0 && within > maxWithin {
+		within = maxWithin
+	}
+	if within > 0 && !o.passed {
+		deadline := time.Now().Add(within)
 		for !o.passed && time.Now().Before(deadline) {
 			switch sleep(ctx, g.PollInterval, giveUp) {
 			case sleptCancelled:
@@ -228,7 +235,7 @@ func (g *Grader) overTime(ctx context.Context, c *labs.Check, once func() outcom
 			o = once()
 		}
 		if !o.passed {
-			o.obs = about(NoteStillAfter, o.obs, "after", c.Within.D().String())
+			o.obs = about(NoteStillAfter, o.obs, "after", within.String())
 			return o
 		}
 	}

@@ -34,6 +34,9 @@ type Options struct {
 	// StrictHonesty fails a step that passes with a guess (see honesty);
 	// without it a guess that passes is a warning.
 	StrictHonesty bool
+	// BeforeWait caps how long each check is polled before the solve
+	// (a check's within, where longer); 0 waits every within in full.
+	BeforeWait time.Duration
 }
 
 // StepResult is the outcome of one step.
@@ -102,24 +105,7 @@ func Run(ctx context.Context, m *sandbox.Manager, all []*labs.Lab, opts Options)
 		fmt.Fprintf(opts.Out, format+"\n", args...)
 	}
 
-	// Jobs: one per cluster, in the order of their first lab.
-	type job struct {
-		cluster string
-		labs    []*labs.Lab
-	}
-	var jobs []*job
-	byCluster := map[string]*job{}
-	for _, lab := range all {
-		name := clusterName(opts.Prefix, lab)
-		if j := byCluster[name]; j != nil && lab.Cluster.Shared {
-			j.labs = append(j.labs, lab)
-			continue
-		}
-		j := &job{cluster: name, labs: []*labs.Lab{lab}}
-		byCluster[name] = j
-		jobs = append(jobs, j)
-	}
-
+	jobs := planJobs(opts.Prefix, all, opts.Parallel, opts.BeforeWait)
 	results := make(map[string]LabResult)
 	var resMu sync.Mutex
 	work := make(chan *job)
@@ -129,7 +115,7 @@ func Run(ctx context.Context, m *sandbox.Manager, all []*labs.Lab, opts Options)
 		go func() {
 			defer wg.Done()
 			for j := range work {
-				for _, r := range runJob(ctx, m, j.cluster, j.labs, opts.Keep, opts.StrictHonesty, logf) {
+				for _, r := range runJob(ctx, m, j.cluster, j.labs, opts, logf) {
 					resMu.Lock()
 					results[r.Lab] = r
 					resMu.Unlock()
@@ -156,7 +142,7 @@ func Run(ctx context.Context, m *sandbox.Manager, all []*labs.Lab, opts Options)
 }
 
 // runJob creates a cluster, runs labs on it one after another, and deletes it.
-func runJob(ctx context.Context, m *sandbox.Manager, cluster string, list []*labs.Lab, keep, strict bool, logf func(string, ...any)) []LabResult {
+func runJob(ctx context.Context, m *sandbox.Manager, cluster string, list []*labs.Lab, opts Options, logf func(string, ...any)) []LabResult {
 	var results []LabResult
 	start := time.Now()
 	logf("== %s: creating cluster %s (%d workers) for %s", list[0].ID, cluster, list[0].Cluster.Workers, labIDs(list))
@@ -169,7 +155,7 @@ func runJob(ctx context.Context, m *sandbox.Manager, cluster string, list []*lab
 		return results
 	}
 	logf("== %s: cluster ready in %s", cluster, time.Since(start).Round(time.Second))
-	if !keep {
+	if !opts.Keep {
 		defer func() {
 			if err := m.Delete(context.WithoutCancel(ctx), cluster); err != nil {
 				logf("could not delete cluster %s: %v", cluster, err)
@@ -179,7 +165,7 @@ func runJob(ctx context.Context, m *sandbox.Manager, cluster string, list []*lab
 	for _, lab := range list {
 		t0 := time.Now()
 		labLog := func(format string, args ...any) { logf("[%s] "+format, append([]any{lab.ID}, args...)...) }
-		r := runLab(ctx, m.Target(cluster), lab, LabResult{Lab: lab.ID, Cluster: cluster}, strict, labLog)
+		r := runLab(ctx, m.Target(cluster), lab, LabResult{Lab: lab.ID, Cluster: cluster}, opts, labLog)
 		r.Duration = time.Since(t0)
 		results = append(results, r)
 		if ctx.Err() != nil {
@@ -197,7 +183,8 @@ func labIDs(list []*labs.Lab) string {
 	return strings.Join(ids, ", ")
 }
 
-func runLab(ctx context.Context, target grader.Target, lab *labs.Lab, res LabResult, strict bool, logf func(string, ...any)) LabResult {
+func runLab(ctx context.Context, target grader.Target, lab *labs.Lab, res LabResult, opts Options, logf func(string, ...any)) LabResult {
+	strict := opts.StrictHonesty
 	// A session of the lab: its values drawn as Start draws them, and
 	// another session's, whose answers must not pass on this one.
 	r := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
@@ -226,8 +213,8 @@ func runLab(ctx context.Context, target grader.Target, lab *labs.Lab, res LabRes
 		start := time.Now()
 		sr := StepResult{Lab: lab.ID, Step: step.ID}
 		// Before the solve: every check must fail, waiting each one's
-		// within, with the empty answer ...
-		for _, r := range g.CheckStep(ctx, step, grader.Options{Attempt: 1, Since: start}) {
+		// within (up to BeforeWait), with the empty answer ...
+		for _, r := range g.CheckStep(ctx, step, grader.Options{Attempt: 1, Since: start, MaxWithin: opts.BeforeWait}) {
 			if r.Passed {
 				sr.Before = append(sr.Before, fmt.Sprintf("%q passed before the solve (observed %s)", r.Name.In("en"), r.Observed))
 			}
