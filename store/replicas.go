@@ -93,12 +93,12 @@ func (s *Store) LeaseOf(ctx context.Context, name string) (*Lease, error) {
 	return &l, nil
 }
 
-// LeaderAlive reports whether someone holds the lease and its replica beat
-// within the last beat (a holder killed a moment ago still holds its lease
-// until it expires, but beats no more).
-func (s *Store) LeaderAlive(ctx context.Context, name string, beat time.Duration) (bool, error) {
+// LeaderAlive reports whether a replica other than self holds the lease
+// and beat within the last beat (a holder killed a moment ago still holds
+// its lease until it expires, but beats no more).
+func (s *Store) LeaderAlive(ctx context.Context, name string, beat time.Duration, self uuid.UUID) (bool, error) {
 	var ok bool
 	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM leases l JOIN replicas r ON r.id = l.holder
-		WHERE l.name = $1 AND l.expires_at > now() AND r.heartbeat_at > now() - $2::interval)`, name, beat.String()).Scan(&ok)
+		WHERE l.name = $1 AND l.holder <> $3 AND l.expires_at > now() AND r.heartbeat_at > now() - $2::interval)`, name, beat.String(), self).Scan(&ok)
 	return ok, wrap("leader alive", err)
 }
