@@ -370,7 +370,7 @@ type proc struct {
 
 // serveProcess runs `podpath serve` with cfg's database and limits, as an
 // operator would, so a test can kill it with SIGKILL.
-func serveProcess(t *testing.T, cfg server.Config) *proc {
+func serveProcess(t *testing.T, cfg server.Config, env ...string) *proc {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -385,6 +385,7 @@ func serveProcess(t *testing.T, cfg server.Config) *proc {
 		"PODPATH_HIBERNATE_AFTER="+cfg.HibernateAfter.String(), "PODPATH_IDLE_TIMEOUT="+cfg.IdleTimeout.String(),
 		fmt.Sprintf("PODPATH_ALLOW_SIGNUP=%t", cfg.AllowSignup), "PODPATH_NODE_IMAGE="+cfg.NodeImage,
 		"PODPATH_LOG_LEVEL=warn")
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -366,9 +366,20 @@ func TestLabSession(t *testing.T) {
 
 		e2 := startServer(t, cfg, session.Manager(mgr))
 		ada.base = e2.url
-		tm, _, err = ada.terminal(t, sess.ID, "controlplane", e2.url)
-		if err != nil {
-			t.Fatal(err)
+		// e2 is ready at once (it serves pages), but the killed server
+		// holds the engine lease until it expires (PODPATH_LEASE_TTL):
+		// until e2 leads, attaching (which wakes the cluster through the
+		// leader) answers 503, and the page's terminal tries again.
+		for start := time.Now(); ; {
+			var res *http.Response
+			tm, res, err = ada.terminal(t, sess.ID, "controlplane", e2.url)
+			if err == nil {
+				break
+			}
+			if res == nil || res.StatusCode != http.StatusServiceUnavailable || time.Since(start) > 30*time.Second {
+				t.Fatalf("attach after the kill, %s later: %v %v", time.Since(start).Round(time.Second), err, res)
+			}
+			time.Sleep(time.Second)
 		}
 		tm.waitFor("slept-7", 60*time.Second) // printed after the kill
 		tm.send("echo X$((X+1))X\r")
