@@ -63,7 +63,11 @@ func TestReplicasSurviveAKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	poolReady := func(c *client) int {
-		var pool struct{ Pool struct{ Shapes []struct{ Ready, Creating int } } }
+		var pool struct {
+			Pool struct {
+				Shapes []struct{ Ready, Creating int }
+			}
+		}
 		c.do("GET", "/api/admin/pool", nil).json(t, &pool)
 		if len(pool.Pool.Shapes) != 1 {
 			return -1
