@@ -121,7 +121,7 @@ func labsCmd() *cobra.Command {
 	test.Flags().StringVar(&prefix, "prefix", "lt", "start the name of every cluster the run makes with this")
 	test.Flags().BoolVar(&strictHonesty, "strict-honesty", false, "fail a step that passes, before its solve, with a guess a learner could take without working (an answer the texts show, the commands typed as comments or echoed); without it they are warnings")
 	test.Flags().IntVar(&parallel, "parallel", 1, "clusters to use at once (each lab that does not share its cluster gets its own; shared labs share one per cluster shape, spread over this many)")
-	test.Flags().DurationVar(&beforeWait, "before-wait", 20*time.Second, "before each step's solve, poll each of its checks for its within but at most this long (0: each check's full within)")
+	test.Flags().DurationVar(&beforeWait, "before-wait", 0, "before each step's solve, poll each of its checks for its within but at most this long (0, the default: each check's full within, as a learner's Check waits)")
 	cmd.AddCommand(validate, test)
 	return cmd
 }

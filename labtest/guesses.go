@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/podpath/podpath/grader"
@@ -174,17 +175,53 @@ func honesty(ctx context.Context, g *grader.Grader, target grader.Target, step *
 	if !step.NeedsAnswer() {
 		return tried, fooled
 	}
-	for _, guess := range answerGuesses(lab, step, other, otherStep) {
+	guesses := answerGuesses(lab, step, other, otherStep)
+	// A check that reads no answer judges the same whatever is typed: when
+	// one of them fails now, no guess can pass the step, and the guesses
+	// need not be sent one by one (each is a round of probes on the nodes:
+	// two minutes for a step's 110 guesses on a busy host).
+	fixed := *step
+	fixed.Checks = nil
+	for i := range step.Checks {
+		if !readsAnswer(&step.Checks[i]) {
+			fixed.Checks = append(fixed.Checks, step.Checks[i])
+		}
+	}
+	if len(fixed.Checks) > 0 {
+		for _, r := range g.CheckStep(ctx, &fixed, grader.Options{NoWait: true, Attempt: 1, Since: since}) {
+			if !r.Passed {
+				tried = append(tried, fmt.Sprintf("no answer of %d: %q, which reads none, fails before the solve", len(guesses)-1, r.Name.In("en")))
+				return tried, fooled
+			}
+		}
+	}
+	// A few at once: a guess is mostly waiting for docker exec.
+	passed := make([]bool, len(guesses))
+	sem := make(chan struct{}, guessesAtOnce)
+	var wg sync.WaitGroup
+	for i, guess := range guesses {
 		if guess == "" {
 			continue // the waited check above had the empty answer
 		}
 		tried = append(tried, strconv.Quote(guess))
-		if grader.Passed(g.CheckStep(ctx, step, grader.Options{NoWait: true, Attempt: 1, Since: since, Answer: guess})) {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			passed[i] = grader.Passed(g.CheckStep(ctx, step, grader.Options{NoWait: true, Attempt: 1, Since: since, Answer: guess}))
+		}()
+	}
+	wg.Wait()
+	for i, guess := range guesses {
+		if passed[i] {
 			fooled = append(fooled, fmt.Sprintf("the answer %q, which the lab's texts or another session show, passes", guess))
 		}
 	}
 	return tried, fooled
 }
+
+// guessesAtOnce is how many guesses are judged at once.
+const guessesAtOnce = 4
 
 // leaks are the results whose observed words or feedback show answer as a
 // value of its own (not inside a longer one: "4" in "10.244.1.4" is no
@@ -220,4 +257,15 @@ func sortedLangs(t labs.Text) []string {
 	}
 	sort.Strings(langs)
 	return langs
+}
+
+// readsAnswer reports whether a check reads the learner's answer.
+func readsAnswer(c *labs.Check) bool {
+	for _, cond := range c.Conditions() {
+		e := &cond.Expect
+		if cond.Probe.Answer != nil || (e.SameAs != nil && e.SameAs.Answer != nil) || (e.DiffersFrom != nil && e.DiffersFrom.Answer != nil) {
+			return true
+		}
+	}
+	return false
 }
