@@ -172,6 +172,22 @@ func (b *Bus) Subscribe(topics ...string) (<-chan Message, func()) {
 	}
 }
 
+// Each runs fn for every message from msgs (a Subscribe channel), one at
+// a time, until ctx ends or the bus closes the channel.
+func Each(ctx context.Context, msgs <-chan Message, fn func(Message)) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m, ok := <-msgs:
+			if !ok {
+				return
+			}
+			fn(m)
+		}
+	}
+}
+
 // deliver hands a message to its topic's subscribers here.
 func (b *Bus) deliver(m Message) {
 	b.mu.Lock()

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"strconv"
@@ -74,21 +73,12 @@ func (h *workshopHub) publish(id int64, typ string, data any) {
 func (h *workshopHub) run(ctx context.Context) {
 	msgs, stop := h.bus.Subscribe(topicTakeovers)
 	defer stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case m, ok := <-msgs:
-			if !ok {
-				return
-			}
-			var end takeoverEnd
-			if m.Type != "end" || json.Unmarshal(m.Data, &end) != nil {
-				continue
-			}
+	bus.Each(ctx, msgs, func(m bus.Message) {
+		var end takeoverEnd
+		if m.Type == "end" && m.Decode(&end) == nil {
 			h.endLocal(end.Session, end.By)
 		}
-	}
+	})
 }
 
 type takeoverEnd struct {

@@ -211,34 +211,26 @@ func serveRPC(ctx context.Context, b Bus, log *slog.Logger, handle func(ctx cont
 			log.Warn("answer a replica", "err", err)
 		}
 	}
-	for {
-		select {
-		case <-ctx.Done():
+	bus.Each(ctx, msgs, func(m bus.Message) {
+		var req rpcRequest
+		if m.Type != "request" || m.Decode(&req) != nil {
 			return
-		case m, ok := <-msgs:
-			if !ok {
-				return
-			}
-			var req rpcRequest
-			if m.Type != "request" || m.Decode(&req) != nil {
-				continue
-			}
-			reply(req.Reply, rpcReply{ID: req.ID, Ack: true})
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				res, err := handle(ctx, req.Op, req.Args)
-				rep := rpcReply{ID: req.ID, Error: encodeError(err)}
-				if err == nil && res != nil {
-					raw, merr := json.Marshal(res)
-					if merr != nil {
-						rep.Error = encodeError(merr)
-					} else {
-						rep.Result = raw
-					}
-				}
-				reply(req.Reply, rep)
-			}()
 		}
-	}
+		reply(req.Reply, rpcReply{ID: req.ID, Ack: true})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := handle(ctx, req.Op, req.Args)
+			rep := rpcReply{ID: req.ID, Error: encodeError(err)}
+			if err == nil && res != nil {
+				raw, merr := json.Marshal(res)
+				if merr != nil {
+					rep.Error = encodeError(merr)
+				} else {
+					rep.Result = raw
+				}
+			}
+			reply(req.Reply, rep)
+		}()
+	})
 }

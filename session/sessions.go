@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/podpath/podpath/bus"
 	"github.com/podpath/podpath/internal/errs"
 	"github.com/podpath/podpath/labs"
 	"github.com/podpath/podpath/replica"
@@ -200,33 +201,25 @@ func (s *Sessions) setOpen(e *Engine, err error) {
 func (s *Sessions) hearEnds(ctx context.Context) {
 	msgs, stop := s.bus.Subscribe()
 	defer stop()
-	for {
-		select {
-		case <-ctx.Done():
+	bus.Each(ctx, msgs, func(m bus.Message) {
+		if m.Type != EventEnded || !strings.HasPrefix(m.Topic, "session/") {
 			return
-		case m, ok := <-msgs:
-			if !ok {
-				return
-			}
-			if m.Type != EventEnded || !strings.HasPrefix(m.Topic, "session/") {
-				continue
-			}
-			id, err := uuid.Parse(strings.TrimPrefix(m.Topic, "session/"))
-			if err != nil {
-				continue
-			}
-			s.mu.RLock()
-			fns := append([]func(uuid.UUID){}, s.onEnd...)
-			s.mu.RUnlock()
-			for _, fn := range fns {
-				fn(id)
-			}
-			s.touchMu.Lock()
-			delete(s.touched, id)
-			delete(s.seen, id)
-			s.touchMu.Unlock()
 		}
-	}
+		id, err := uuid.Parse(strings.TrimPrefix(m.Topic, "session/"))
+		if err != nil {
+			return
+		}
+		s.mu.RLock()
+		fns := append([]func(uuid.UUID){}, s.onEnd...)
+		s.mu.RUnlock()
+		for _, fn := range fns {
+			fn(id)
+		}
+		s.touchMu.Lock()
+		delete(s.touched, id)
+		delete(s.seen, id)
+		s.touchMu.Unlock()
+	})
 }
 
 // sendTouches tells the leader of the keys typed on this replica, every
