@@ -166,3 +166,42 @@ func TestEvictionKubepodsCheckOnBothVersions(t *testing.T) {
 		})
 	}
 }
+
+// oom-first's first check: the step takes node01's memory threshold away,
+// since kubelet compares it with the kubepods cgroup too and would race the
+// kernel. A kubectl here answers configz with the threshold of each case.
+func TestEvictionThresholdGoneCheck(t *testing.T) {
+	step := evictionStep(t)
+	if step.Checks[0].Probe.Script == nil {
+		t.Fatal("oom-first's first check is no longer a script")
+	}
+	script := step.Checks[0].Probe.Script.Script
+	cases := []struct {
+		name, evictionHard string
+		pass               bool
+	}{
+		{"no memory threshold, as kind has it", `{"nodefs.available": "0%"}`, true},
+		{"no evictionHard at all", `null`, true},
+		{"a threshold of 0%", `{"memory.available": "0%"}`, true},
+		{"a threshold of 0", `{"memory.available": "0"}`, true},
+		{"the article's 500Mi", `{"memory.available": "500Mi"}`, false},
+		{"1Mi", `{"memory.available": "1Mi"}`, false},
+		{"the previous step's threshold", `{"memory.available": "22839Mi"}`, false},
+		{"5%", `{"memory.available": "5%"}`, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fake := t.TempDir()
+			writeNodeFile(t, fake, "kubectl", "#!/bin/sh\n"+
+				`case "$*" in *configz*) cat "$FAKE/configz.json" ;; *) echo "fake: unexpected kubectl $*" >&2; exit 2 ;; esac`+"\n")
+			writeNodeFile(t, fake, "configz.json", `{"kubeletconfig": {"evictionHard": `+c.evictionHard+`}}`)
+			out, err := runNodeScript(t, script, t.TempDir(), fake)
+			if c.pass && err != nil {
+				t.Fatalf("the check failed (%v):\n%s", err, out)
+			}
+			if !c.pass && (err == nil || !strings.Contains(out, "FAIL: ") || !strings.Contains(out, "FAIL[zh]: ")) {
+				t.Fatalf("the check passed or said nothing (%v):\n%s", err, out)
+			}
+		})
+	}
+}
