@@ -255,7 +255,9 @@ func (s *Server) login(c echo.Context, email, password string) (*store.User, str
 		return nil, "", errs.E(errs.Forbidden, errPasswordOff)
 	}
 	email = strings.TrimSpace(email)
-	if !s.limiter.allow(loginKeys(clientIP(c), email)...) {
+	if ok, err := s.limiter.allow(c.Request().Context(), loginKeys(clientIP(c), email)...); err != nil {
+		return nil, "", err
+	} else if !ok {
 		return nil, "", errs.E(errs.TooMany, translate("errloginrate", lang(c)))
 	}
 	u, err := s.store.UserByEmail(c.Request().Context(), email)
@@ -310,7 +312,9 @@ func (s *Server) signup(c echo.Context, email, name, password string) (*store.Us
 		}
 		return nil, "", errs.E(errs.Invalid, translate(key, lang(c)))
 	}
-	if !s.limiter.allow(signupKeys(clientIP(c))...) {
+	if ok, err := s.limiter.allow(c.Request().Context(), signupKeys(clientIP(c))...); err != nil {
+		return nil, "", err
+	} else if !ok {
 		return nil, "", errs.E(errs.TooMany, translate("errsignuprate", lang(c)))
 	}
 	hash, err := HashPassword(password)

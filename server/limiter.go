@@ -1,7 +1,7 @@
 package server
 
 import (
-	"container/list"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"log/slog"
@@ -12,7 +12,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/time/rate"
+
+	"github.com/podpath/podpath/store"
 )
 
 // Sign-in limits (see docs/SECURITY.md). A guesser is slowed per address and
@@ -49,143 +50,64 @@ type limitKey struct {
 	limit
 }
 
-// loginLimiter keeps token buckets by key, least recently used first, and
-// drops buckets idle longer than idleAfter a few at a time on every call,
-// so no call ever walks the whole set. At most max buckets are kept.
-//
-// Buckets are made only for requests a limiter lets through: a refused
-// request writes nothing, so a flood of refused ones (a thousand e-mails a
-// second from an address already over its limit) cannot grow the set and
-// push other buckets out of it, a guesser's own among them.
-type loginLimiter struct {
-	mu        sync.Mutex
-	now       func() time.Time
-	buckets   map[string]*list.Element // of *limiterEntry
-	lru       *list.List               // least recently used at the front
-	idleAfter time.Duration
-	max       int
+// limiter keeps the token buckets of the sign-in and join-code limits in
+// the database (store.TakeTokens), so every replica draws on the same
+// budget: two replicas behind a balancer give a guesser one budget, not
+// two. A bucket is written only for a request a limit lets through (or a
+// wrong join code): a flood of refused requests writes nothing. Buckets
+// are forgotten once they are full again, which forgives nothing.
+type limiter struct {
+	store *store.Store
+	now   func() time.Time
 }
 
-type limiterEntry struct {
-	key  string
-	l    *rate.Limiter
-	seen time.Time
-}
+func newLimiter(st *store.Store) *limiter { return &limiter{store: st, now: time.Now} }
 
-// sweepPerCall bounds the work one call does to forget idle buckets: it
-// removes more than it can add (three per sign-in), so the set shrinks back.
-const sweepPerCall = 8
-
-func newLoginLimiter() *loginLimiter {
-	return &loginLimiter{
-		now: time.Now, buckets: map[string]*list.Element{}, lru: list.New(),
-		// Longer than any bucket takes to fill up again, so forgetting one
-		// forgives nothing.
-		idleAfter: 15 * time.Minute,
-		max:       100000,
+func buckets(keys []limitKey) []store.Bucket {
+	bs := make([]store.Bucket, len(keys))
+	for i, k := range keys {
+		bs[i] = store.Bucket{Key: k.key, PerMinute: k.perMinute, Burst: k.burst}
 	}
+	return bs
 }
 
 // allow takes a token from every key's bucket if each has one, and none
 // otherwise: a refused attempt does not also drain the buckets that had
-// room, and makes no bucket.
-func (l *loginLimiter) allow(keys ...limitKey) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := l.now()
-	if l.refusedLocked(now, keys) {
-		l.sweep(now)
-		return false
-	}
-	for _, k := range keys {
-		l.entryLocked(k, now).l.AllowN(now, 1)
-	}
-	l.sweep(now)
-	return true
+// room, and writes nothing.
+func (l *limiter) allow(ctx context.Context, keys ...limitKey) (bool, error) {
+	return l.store.TakeTokens(ctx, l.now(), buckets(keys)...)
 }
 
 // exhausted reports whether any key's bucket has no token left now. It
-// takes nothing and makes no bucket.
-func (l *loginLimiter) exhausted(keys ...limitKey) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := l.now()
-	refused := l.refusedLocked(now, keys)
-	l.sweep(now)
-	return refused
+// takes nothing and writes nothing.
+func (l *limiter) exhausted(ctx context.Context, keys ...limitKey) (bool, error) {
+	return l.store.Exhausted(ctx, l.now(), buckets(keys)...)
 }
 
-// charge takes a token from every key's bucket, making the missing ones,
-// even from a bucket that has none left (it then owes, and refuses until
-// it has paid back): for a request that was let through (exhausted said
-// no) and turned out to count, such as a wrong join code. Requests let
-// through at the same moment cannot slip past the limit this way.
-func (l *loginLimiter) charge(keys ...limitKey) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := l.now()
-	for _, k := range keys {
-		l.entryLocked(k, now).l.ReserveN(now, 1)
-	}
-	l.sweep(now)
+// charge takes a token from every key's bucket, even from one that has
+// none left (it then owes, and refuses until it has paid back): for a
+// request that was let through (exhausted said no) and turned out to
+// count, such as a wrong join code. Requests let through at the same
+// moment cannot slip past the limit this way.
+func (l *limiter) charge(ctx context.Context, keys ...limitKey) error {
+	return l.store.ChargeTokens(ctx, l.now(), buckets(keys)...)
 }
 
-// refusedLocked says whether a key's bucket (one that exists: a missing
-// one is full) has no token now, and marks the existing ones used, so a
-// bucket a guesser keeps hitting is the last to be forgotten. Callers hold mu.
-func (l *loginLimiter) refusedLocked(now time.Time, keys []limitKey) bool {
-	refused := false
-	for _, k := range keys {
-		el := l.buckets[k.key]
-		if el == nil {
-			continue
-		}
-		e := el.Value.(*limiterEntry)
-		l.lru.MoveToBack(el)
-		e.seen = now
-		if e.l.TokensAt(now) < 1 {
-			refused = true
-		}
-	}
-	return refused
-}
-
-// entryLocked returns a key's bucket, made full if it was missing, marked
-// used. Callers hold mu.
-func (l *loginLimiter) entryLocked(k limitKey, now time.Time) *limiterEntry {
-	el := l.buckets[k.key]
-	if el == nil {
-		el = l.lru.PushBack(&limiterEntry{key: k.key, l: rate.NewLimiter(rate.Limit(k.perMinute/60), k.burst)})
-		l.buckets[k.key] = el
-	} else {
-		l.lru.MoveToBack(el)
-	}
-	e := el.Value.(*limiterEntry)
-	e.seen = now
-	return e
-}
-
-// sweep forgets up to sweepPerCall idle buckets from the front, and the
-// oldest ones beyond max. Callers hold mu.
-func (l *loginLimiter) sweep(now time.Time) {
-	for i := 0; i < sweepPerCall; i++ {
-		el := l.lru.Front()
-		if el == nil {
+// forget drops the buckets that are full again, every interval until ctx
+// ends. Every replica runs it; a bucket dropped twice is dropped once.
+func (l *limiter) forget(ctx context.Context, interval time.Duration, log *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
 			return
+		case <-t.C:
+			if _, err := l.store.ForgetFullBuckets(ctx, l.now()); err != nil && ctx.Err() == nil {
+				log.Warn("forgetting full rate-limit buckets failed; will retry", "err", err)
+			}
 		}
-		e := el.Value.(*limiterEntry)
-		if now.Sub(e.seen) < l.idleAfter && l.lru.Len() <= l.max {
-			return
-		}
-		l.lru.Remove(el)
-		delete(l.buckets, e.key)
 	}
-}
-
-func (l *loginLimiter) size() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.buckets)
 }
 
 // emailKey is a short, fixed-size key for an email as typed: trimmed,

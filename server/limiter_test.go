@@ -1,33 +1,87 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/podpath/podpath/internal/testenv"
+	"github.com/podpath/podpath/store"
 )
 
 type fakeClock struct{ t time.Time }
 
 func (f *fakeClock) now() time.Time { return f.t }
 
-func testLimiter() (*loginLimiter, *fakeClock) {
+// testLimiter is a limiter on a fresh database (real Postgres) with a clock
+// the test moves; url opens the same database again, as another replica.
+func testLimiter(t *testing.T) (*limiter, *fakeClock, string) {
+	t.Helper()
+	url := testenv.Postgres(t)
+	l := openLimiter(t, url)
+	if _, _, err := l.store.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	clk := &fakeClock{t: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
-	l := newLoginLimiter()
 	l.now = clk.now
-	return l, clk
+	return l, clk, url
+}
+
+func openLimiter(t *testing.T, url string) *limiter {
+	t.Helper()
+	st, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	return newLimiter(st)
+}
+
+func mustAllow(t *testing.T, l *limiter, keys ...limitKey) bool {
+	t.Helper()
+	ok, err := l.allow(context.Background(), keys...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ok
+}
+
+func mustExhausted(t *testing.T, l *limiter, keys ...limitKey) bool {
+	t.Helper()
+	out, err := l.exhausted(context.Background(), keys...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func mustCharge(t *testing.T, l *limiter, keys ...limitKey) {
+	t.Helper()
+	if err := l.charge(context.Background(), keys...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func bucketCount(t *testing.T, l *limiter) int {
+	t.Helper()
+	n, err := l.store.RateBuckets(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // Keys are short whatever the client sends as an email, and the same for
 // the same address however it is typed.
 func TestLimiterKeysAreBounded(t *testing.T) {
-	l, _ := testLimiter()
 	huge := strings.Repeat("a", 900<<10) + "@example.com"
-	l.allow(loginKeys("203.0.113.7", huge)...)
-	l.allow(loginKeys("2001:db8:1:2:3:4:5:6", "x@example.com")...)
-	for k := range l.buckets {
-		if len(k) > 80 {
-			t.Errorf("a bucket key of %d bytes: %.100s...", len(k), k)
+	for _, k := range append(loginKeys("203.0.113.7", huge), loginKeys("2001:db8:1:2:3:4:5:6", "x@example.com")...) {
+		if len(k.key) > 80 {
+			t.Errorf("a bucket key of %d bytes: %.100s...", len(k.key), k.key)
 		}
 	}
 	if emailKey(" Ada@Example.COM ") != emailKey("ada@example.com") {
@@ -39,57 +93,63 @@ func TestLimiterKeysAreBounded(t *testing.T) {
 	}
 }
 
-// Idle buckets are forgotten a few at a time as sign-ins go by, long before
-// the set is large, and no single call walks all of them.
-func TestLimiterSweepsAsItGoes(t *testing.T) {
-	l, clk := testLimiter()
-	for i := range 3000 {
-		l.allow(loginKeys(fmt.Sprintf("198.51.%d.%d", i/250, i%250), fmt.Sprintf("u%d@example.com", i))...)
+// Buckets are forgotten once they are full again, and only then: a used-up
+// bucket is kept with what it owes.
+func TestLimiterForgetsFullBuckets(t *testing.T) {
+	l, clk, _ := testLimiter(t)
+	ctx := context.Background()
+	for i := range 200 {
+		mustAllow(t, l, loginKeys(fmt.Sprintf("198.51.%d.%d", i/250, i%250), fmt.Sprintf("u%d@example.com", i))...)
 	}
-	n := l.size()
-	if n < 3000 {
-		t.Fatalf("%d buckets after 3000 distinct attempts", n)
+	if n := bucketCount(t, l); n != 600 {
+		t.Fatalf("%d buckets after 200 distinct sign-ins, want 600", n)
 	}
-	clk.t = clk.t.Add(l.idleAfter + time.Second)
-	l.allow(loginKeys("192.0.2.1", "now@example.com")...)
-	if removed := n + 3 - l.size(); removed < 1 || removed > sweepPerCall {
-		t.Errorf("one call forgot %d buckets; want between 1 and %d", removed, sweepPerCall)
-	}
-	for range n / sweepPerCall {
-		l.allow(loginKeys("192.0.2.1", "now@example.com")...)
-	}
-	if got := l.size(); got > 3 {
-		t.Errorf("%d buckets left after the old ones went idle; want the 3 in use", got)
-	}
-	// A bucket in use is kept, with what it owes.
 	for range 10 {
-		l.allow(loginKeys("192.0.2.1", "now@example.com")...)
+		mustAllow(t, l, loginKeys("192.0.2.1", "now@example.com")...)
 	}
-	if l.allow(loginKeys("192.0.2.1", "now@example.com")...) {
-		t.Error("the per-address-and-email limit was forgotten while in use")
+	clk.t = clk.t.Add(30 * time.Second)
+	// Half a minute on, the 200 sign-ins' buckets are full again, and so
+	// are the per-address and per-email buckets of the ten (10 of 30 and
+	// of 100 taken, 15 and 50 back). The per-address-and-email one (10 of
+	// 10 taken, 5 back) is not.
+	if n, err := l.store.ForgetFullBuckets(ctx, clk.t); err != nil || n != 602 {
+		t.Fatalf("forgot %d buckets (%v), want the 602 full ones", n, err)
+	}
+	if n := bucketCount(t, l); n != 1 {
+		t.Errorf("%d buckets left, want the 1 not full", n)
+	}
+	// It kept its level: the 5 tokens half a minute gave back, no more.
+	allowed := 0
+	for range 10 {
+		if mustAllow(t, l, loginKeys("192.0.2.1", "now@example.com")...) {
+			allowed++
+		}
+	}
+	if allowed != 5 {
+		t.Errorf("%d of 10 sign-ins let through after forgetting, want 5: the per-address-and-email bucket lost its level", allowed)
 	}
 }
 
 // An attacker failing on purpose from other addresses cannot lock a learner
 // out: the learner's own address still gets in.
 func TestLimiterNoVictimLockout(t *testing.T) {
-	l, _ := testLimiter()
+	l, _, _ := testLimiter(t)
 	refused := 0
 	for range 30 {
-		if !l.allow(loginKeys("203.0.113.7", "victim@example.com")...) {
+		if !mustAllow(t, l, loginKeys("203.0.113.7", "victim@example.com")...) {
 			refused++
 		}
 	}
 	if refused != 20 {
 		t.Errorf("one address guessing one account: %d of 30 refused, want 20", refused)
 	}
-	if !l.allow(loginKeys("198.51.100.9", "victim@example.com")...) {
+	if !mustAllow(t, l, loginKeys("198.51.100.9", "victim@example.com")...) {
 		t.Error("the victim is locked out by another address's failures")
 	}
 	// Spraying many accounts from one address is limited too.
 	refused = 0
 	for i := range 60 {
-		if !l.allow(loginKeys("203.0.113.8", fmt.Sprintf("u%d@example.com", i))...) {
+		if !mustAllow(t, l, loginKeys("203.0.113.8", fmt.Sprintf("u%d@example.com", i))...) {
 			refused++
 		}
 	}
@@ -99,7 +159,7 @@ func TestLimiterNoVictimLockout(t *testing.T) {
 	// Many addresses together on one account hit the per-email limit.
 	refused = 0
 	for i := range 200 {
-		if !l.allow(loginKeys(fmt.Sprintf("192.0.2.%d", i), "target@example.com")...) {
+		if !mustAllow(t, l, loginKeys(fmt.Sprintf("192.0.2.%d", i), "target@example.com")...) {
 			refused++
 		}
 	}
@@ -108,76 +168,117 @@ func TestLimiterNoVictimLockout(t *testing.T) {
 	}
 }
 
-// Refused sign-ins make no buckets: ten thousand attempts with distinct
+// Refused sign-ins write no bucket: a thousand attempts with distinct
 // e-mails from an address already over its limit leave the table as small
-// as before, so they cannot push another bucket out of it — a guesser's
-// own, which would forgive what it owes.
+// as before, and the guesser's used-up bucket stays.
 func TestLimiterRefusalsMakeNoBuckets(t *testing.T) {
-	l, _ := testLimiter()
-	l.max = 5000
-	// A guesser's bucket, used up.
+	l, _, _ := testLimiter(t)
 	for range 10 {
-		l.allow(loginKeys("198.51.100.7", "victim@example.com")...)
+		mustAllow(t, l, loginKeys("198.51.100.7", "victim@example.com")...)
 	}
-	if l.allow(loginKeys("198.51.100.7", "victim@example.com")...) {
+	if mustAllow(t, l, loginKeys("198.51.100.7", "victim@example.com")...) {
 		t.Fatal("the 11th guess of one account from one address was let through")
 	}
-	// The same guesser floods from another address: 30 let through, the
-	// rest refused.
 	allowed := 0
-	for i := range 10000 {
-		if l.allow(loginKeys("203.0.113.7", fmt.Sprintf("spray%d@example.com", i))...) {
+	for i := range 1000 {
+		if mustAllow(t, l, loginKeys("203.0.113.7", fmt.Sprintf("spray%d@example.com", i))...) {
 			allowed++
 		}
 	}
 	if allowed != 30 {
-		t.Errorf("%d of 10000 sign-ins from one address let through, want 30", allowed)
+		t.Errorf("%d of 1000 sign-ins from one address let through, want 30", allowed)
 	}
-	if n := l.size(); n > 100 {
-		t.Errorf("the limiter keeps %d buckets after 10000 refused sign-ins from one address; want the few of the ones let through", n)
+	if n := bucketCount(t, l); n > 100 {
+		t.Errorf("the limiter keeps %d buckets after 1000 sign-ins from one address, 970 refused; want the few of the ones let through", n)
 	}
-	if l.allow(loginKeys("198.51.100.7", "victim@example.com")...) {
-		t.Error("the flood pushed the guesser's used-up bucket out: guessing goes on")
+	if mustAllow(t, l, loginKeys("198.51.100.7", "victim@example.com")...) {
+		t.Error("the guesser's used-up bucket was lost: guessing goes on")
 	}
 }
 
 // Wrong join codes: an IPv6 /32 has 2000 a minute over all its /48s, and
 // another /32 is not held back by it; an IPv4-mapped address counts as
-// the IPv4 address. An address whose join budget is used up cannot get it
-// back by flooding the table with refused sign-ins.
+// the IPv4 address; misses go on counting past the limit (charge owes).
 func TestLimiterJoinMisses(t *testing.T) {
-	l, _ := testLimiter()
+	l, clk, _ := testLimiter(t)
 	misses := 0
 	for i := range 2100 {
 		keys := joinMissKeys(fmt.Sprintf("2001:db8:%x::1", i), "")
-		if l.exhausted(keys...) {
+		if mustExhausted(t, l, keys...) {
 			break
 		}
-		l.charge(keys...)
+		mustCharge(t, l, keys...)
 		misses++
 	}
 	if misses != 2000 {
 		t.Errorf("wrong codes from distinct /48s of one /32: %d before the first refusal, want 2000", misses)
 	}
-	if l.exhausted(joinMissKeys("2001:db9::1", "")...) {
+	if mustExhausted(t, l, joinMissKeys("2001:db9::1", "")...) {
 		t.Error("another /32 is refused")
 	}
 	if a, b := joinMissKeys("::ffff:192.0.2.1", ""), joinMissKeys("192.0.2.1", ""); len(a) != 1 || a[0] != b[0] {
 		t.Errorf("an IPv4-mapped address counts as %v, the IPv4 address as %v", a, b)
 	}
-
 	ip := "192.0.2.44"
-	for range 200 {
-		l.charge(joinMissKeys(ip, "")...)
+	for range 220 {
+		mustCharge(t, l, joinMissKeys(ip, "")...)
 	}
-	if !l.exhausted(joinMissKeys(ip, "")...) {
-		t.Fatal("200 wrong codes from one IPv4 address did not use up its budget")
+	if !mustExhausted(t, l, joinMissKeys(ip, "")...) {
+		t.Fatal("220 wrong codes from one IPv4 address did not use up its budget")
 	}
-	l.max = 5000
-	for i := range 10000 {
-		l.allow(loginKeys(ip, fmt.Sprintf("u%d@example.com", i))...)
+	// 20 owed: 200 a minute gives them back in 6 s, and one more token in
+	// 0.3 s after that.
+	clk.t = clk.t.Add(6 * time.Second)
+	if !mustExhausted(t, l, joinMissKeys(ip, "")...) {
+		t.Error("the budget came back before what was owed was paid")
 	}
-	if !l.exhausted(joinMissKeys(ip, "")...) {
-		t.Error("refused sign-ins flushed the address's used-up join budget")
+	clk.t = clk.t.Add(time.Second)
+	if mustExhausted(t, l, joinMissKeys(ip, "")...) {
+		t.Error("the budget did not come back at its rate")
+	}
+}
+
+// Replicas share the budget: a guesser whose requests a balancer spreads
+// over two replicas gets what one would give, even when the requests race.
+func TestLimiterSharedByReplicas(t *testing.T) {
+	a, clk, url := testLimiter(t)
+	b := openLimiter(t, url)
+	b.now = clk.now
+	allowed := 0
+	for i := range 30 {
+		l := a
+		if i%2 == 1 {
+			l = b
+		}
+		if mustAllow(t, l, loginKeys("203.0.113.7", "victim@example.com")...) {
+			allowed++
+		}
+	}
+	if allowed != 10 {
+		t.Errorf("30 sign-ins spread over two replicas: %d let through, want the 10 of one budget", allowed)
+	}
+	// 40 at once, half on each replica, on a fresh address and account.
+	var wg sync.WaitGroup
+	var n atomic.Int32
+	for i := range 40 {
+		l := a
+		if i%2 == 1 {
+			l = b
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok, err := l.allow(context.Background(), loginKeys("198.51.100.20", "race@example.com")...)
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				n.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if n.Load() != 10 {
+		t.Errorf("40 sign-ins at once over two replicas: %d let through, want 10", n.Load())
 	}
 }

@@ -41,7 +41,7 @@ type Server struct {
 	metrics *metrics
 	md      *markdown
 	pages   *pages
-	limiter *loginLimiter
+	limiter *limiter
 	terms   *terminals
 	proxies []*net.IPNet // PODPATH_TRUSTED_PROXIES
 	streams *streamCounter
@@ -91,7 +91,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	dummy, _ := bcrypt.GenerateFromPassword([]byte("podpath dummy password"), bcrypt.DefaultCost)
 	s := &Server{
 		cfg: cfg, store: d.Store, labs: d.Labs, tracks: d.Tracks, log: d.Log,
-		metrics: newMetrics(), md: newMarkdown(), limiter: newLoginLimiter(), joinMisses: newJoinMissWatch(),
+		metrics: newMetrics(), md: newMarkdown(), limiter: newLimiter(d.Store), joinMisses: newJoinMissWatch(),
 		dummyHash: dummy, proxies: proxies, streams: newStreamCounter(cfg.MaxEventStreams),
 		wsHub: newWorkshopHub(d.Bus, d.Store, d.Replica.ID, d.Log), replica: d.Replica, closing: make(chan struct{}),
 	}
@@ -117,8 +117,16 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.metrics.registry.MustRegister(s.engine.Metrics().Collectors()...)
 	s.metrics.countShells(s.terms.count)
 	s.metrics.registry.MustRegister(s.joinMisses.total, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "podpath_limiter_buckets", Help: "Token buckets the sign-in and join-code limits keep in this process.",
-	}, func() float64 { return float64(s.limiter.size()) }))
+		Name: "podpath_limiter_buckets", Help: "Token buckets the sign-in and join-code limits keep, in the database: every replica's.",
+	}, func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		n, err := s.store.RateBuckets(ctx)
+		if err != nil {
+			return -1
+		}
+		return float64(n)
+	}))
 	if cfg.SSO() && len(cfg.OIDCAllowedDomains) == 0 {
 		d.Log.Warn("single sign-on takes any address the provider has verified: anyone it vouches for gets an account and clusters; set PODPATH_OIDC_ALLOWED_DOMAINS to your company's domains")
 	}
@@ -299,6 +307,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopHub()
 	go s.wsHub.run(hubCtx)
+	go s.limiter.forget(hubCtx, time.Minute, s.log)
 	var err error
 	select {
 	case err = <-errc:

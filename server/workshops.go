@@ -832,7 +832,9 @@ func (s *Server) workshopForJoin(c echo.Context, code string) (*store.Workshop, 
 		return nil, joinErr(c, http.StatusBadRequest, "errjoinnocode")
 	}
 	keys := joinMissKeys(clientIP(c), joinBrowser(c))
-	if s.limiter.exhausted(keys...) {
+	if out, err := s.limiter.exhausted(ctx, keys...); err != nil {
+		return nil, err
+	} else if out {
 		return nil, joinErr(c, http.StatusTooManyRequests, "errjointoomany")
 	}
 	var w *store.Workshop
@@ -844,7 +846,9 @@ func (s *Server) workshopForJoin(c echo.Context, code string) (*store.Workshop, 
 		err = store.ErrNotFound
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		s.limiter.charge(keys...)
+		if err := s.limiter.charge(ctx, keys...); err != nil {
+			return nil, err
+		}
 		s.joinMisses.miss(s.log)
 		return nil, joinErr(c, http.StatusNotFound, "errjoinnone", "code", fmt.Sprintf("%.20s", displayCode(code)))
 	}
