@@ -254,7 +254,7 @@ func (s *Server) apiStart(c echo.Context) error {
 	}
 	sess, err := s.engine.Start(c.Request().Context(), currentUser(c).ID, l, append(opts, session.WithMode(mode))...)
 	if err == nil && sess.WorkshopID != nil {
-		s.startedInWorkshop(c.Request().Context(), sess)
+		s.class.Started(c.Request().Context(), sess)
 	}
 	if errors.Is(err, store.ErrActiveSession) {
 		active, aerr := s.store.ActiveLabSession(c.Request().Context(), currentUser(c).ID)
@@ -539,7 +539,7 @@ func (s *Server) apiCheck(c echo.Context) error {
 		return err
 	}
 	if sess.WorkshopID != nil {
-		s.learnerChanged(*sess.WorkshopID, sess.UserID)
+		s.class.LearnerChanged(*sess.WorkshopID, sess.UserID)
 	}
 	return c.JSON(http.StatusOK, attemptView(a, lang(c)))
 }
@@ -554,7 +554,7 @@ func (s *Server) apiSolve(c echo.Context) error {
 		return err
 	}
 	if sess.WorkshopID != nil {
-		s.learnerChanged(*sess.WorkshopID, sess.UserID)
+		s.class.LearnerChanged(*sess.WorkshopID, sess.UserID)
 	}
 	return c.JSON(http.StatusOK, attemptView(a, lang(c)))
 }

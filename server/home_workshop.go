@@ -7,6 +7,7 @@ import (
 
 	"github.com/podpath/podpath/labs"
 	"github.com/podpath/podpath/store"
+	"github.com/podpath/podpath/workshops"
 )
 
 // The home page of a workshop's learner: their workshop, what they passed
@@ -89,7 +90,7 @@ func (s *Server) homeWorkshop(c echo.Context, u *store.User, active *store.LabSe
 	if err != nil {
 		return hw
 	}
-	d, err := s.loadBoardData(ctx, w)
+	d, err := workshops.Load(ctx, s.store, w)
 	if err != nil {
 		s.log.Warn("home: the learner's results", "workshop", w.ID, "err", err)
 		return hw

@@ -1,11 +1,13 @@
 package server
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/podpath/podpath/internal/errs"
+	"github.com/podpath/podpath/workshops"
 )
 
 func init() {
@@ -40,8 +42,8 @@ var joinMessages = map[string]map[string]string{
 
 // pageJoinForm is /join: the code typed on the home page, or a form for it.
 func (s *Server) pageJoinForm(c echo.Context) error {
-	if code := normalizeCode(c.QueryParam("code")); code != "" && len(code) <= 20 {
-		return c.Redirect(http.StatusSeeOther, "/join/"+url.PathEscape(displayCode(code)))
+	if code := workshops.NormalizeCode(c.QueryParam("code")); code != "" && len(code) <= 20 {
+		return c.Redirect(http.StatusSeeOther, "/join/"+url.PathEscape(workshops.DisplayCode(code)))
 	}
 	return s.pages.render(c, http.StatusOK, "join", s.pageData(c, map[string]any{"FormCSRF": s.formCSRF(c)}))
 }
@@ -49,10 +51,9 @@ func (s *Server) pageJoinForm(c echo.Context) error {
 // renderJoin shows the join page of a code, with err's message and status
 // when the join cannot be (or was not) made.
 func (s *Server) renderJoin(c echo.Context, code string, joinErr error) error {
-	data := map[string]any{"Code": displayCode(code), "FormCSRF": s.formCSRF(c)}
+	data := map[string]any{"Code": workshops.DisplayCode(code), "FormCSRF": s.formCSRF(c)}
 	status := http.StatusOK
-	var ae *apiErr
-	if errors.As(joinErr, &ae) && (ae.Status == http.StatusNotFound || ae.Status == http.StatusTooManyRequests) {
+	if k := errs.KindOf(joinErr); joinErr != nil && (k == errs.NotFound || k == errs.TooMany) {
 		// The code itself was refused: looking it up again would count
 		// the same wrong code twice.
 	} else if w, err := s.workshopForJoin(c, code); err != nil {
@@ -68,20 +69,21 @@ func (s *Server) renderJoin(c echo.Context, code string, joinErr error) error {
 		}
 	}
 	if joinErr != nil {
-		if !errors.As(joinErr, &ae) {
+		st, message, _, ok := refusal(joinErr, lang(c))
+		if !ok {
 			return joinErr
 		}
-		data["Error"], status = ae.Message, ae.Status
+		data["Error"], status = message, st
 	}
 	return s.pages.render(c, status, "join", s.pageData(c, data))
 }
 
 func (s *Server) pageJoin(c echo.Context) error {
-	return s.renderJoin(c, normalizeCode(c.Param("code")), nil)
+	return s.renderJoin(c, workshops.NormalizeCode(c.Param("code")), nil)
 }
 
 func (s *Server) formJoin(c echo.Context) error {
-	code := normalizeCode(c.Param("code"))
+	code := workshops.NormalizeCode(c.Param("code"))
 	if currentWebSession(c) != nil {
 		if err := checkFormCSRF(c); err != nil {
 			return err
@@ -89,14 +91,14 @@ func (s *Server) formJoin(c echo.Context) error {
 	} else if err := checkPreSessionCSRF(c); err != nil {
 		return err
 	}
-	_, u, sess, guest, err := s.join(c, code, c.FormValue("name"))
-	if guest && u != nil {
-		if _, serr := s.startWebSession(c, u); serr != nil {
+	j, err := s.join(c, code, c.FormValue("name"))
+	if j != nil && j.Guest {
+		if _, serr := s.startWebSession(c, j.User); serr != nil {
 			return serr
 		}
 	}
 	if err != nil {
 		return s.renderJoin(c, code, err)
 	}
-	return c.Redirect(http.StatusSeeOther, "/sessions/"+sess.ID.String())
+	return c.Redirect(http.StatusSeeOther, "/sessions/"+j.Session.ID.String())
 }

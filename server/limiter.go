@@ -217,3 +217,20 @@ func (m *joinMissWatch) miss(log *slog.Logger) {
 			"misses", joinMissAlarm, "within", "1m")
 	}
 }
+
+// joinLimits is the workshops' budget of wrong join codes (workshops.Limits):
+// the limiter's buckets by browser and address, and the count over all
+// addresses.
+type joinLimits struct{ s *Server }
+
+func (j joinLimits) JoinRefused(ctx context.Context, ip, browser string) (bool, error) {
+	return j.s.limiter.exhausted(ctx, joinMissKeys(ip, browser)...)
+}
+
+func (j joinLimits) JoinMissed(ctx context.Context, ip, browser string) error {
+	if err := j.s.limiter.charge(ctx, joinMissKeys(ip, browser)...); err != nil {
+		return err
+	}
+	j.s.joinMisses.miss(j.s.log)
+	return nil
+}

@@ -310,7 +310,7 @@ func (s *Server) formStart(c echo.Context) error {
 		return err
 	}
 	if sess.WorkshopID != nil {
-		s.startedInWorkshop(ctx, sess)
+		s.class.Started(ctx, sess)
 	}
 	return c.Redirect(http.StatusSeeOther, "/sessions/"+sess.ID.String())
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/podpath/podpath/session"
 	"github.com/podpath/podpath/store"
 	"github.com/podpath/podpath/webhooks"
+	"github.com/podpath/podpath/workshops"
 )
 
 // Server is podpath serve.
@@ -46,6 +47,7 @@ type Server struct {
 	proxies []*net.IPNet // PODPATH_TRUSTED_PROXIES
 	streams *streamCounter
 	wsHub   *workshopHub
+	class   *workshops.Class
 	sso     *ssoClient // nil without single sign-on
 	hooks   *webhooks.Dispatcher
 	replica *replica.Replica
@@ -106,6 +108,10 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.terms = newTerminals(s)
 	s.hooks = d.Hooks
 	s.engine = d.Sessions
+	s.class = &workshops.Class{
+		Store: d.Store, Engine: d.Sessions, Labs: d.Labs, Live: s.wsHub, Limits: joinLimits{s}, Ended: s.workshopEnded,
+		TakeoverTTL: d.Replica.TTL(), Log: d.Log,
+	}
 	// Take-overs first, so that their records say the server ended them
 	// and not the instructor whose socket the closing shell ends. A
 	// session ended on any replica closes what this one holds of it.
@@ -336,10 +342,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // sessions) until ctx ends: work for the leading replica only. It first
 // closes the take-over records a stopped server left open.
 func (s *Server) RunWorkshops(ctx context.Context) {
-	if _, err := s.store.EndOpenTakeovers(ctx, s.replica.TTL()); err != nil {
-		s.log.Warn("close take-over records a stopped server left open", "err", err)
-	}
-	s.runWorkshops(ctx)
+	s.class.Run(ctx, s.cfg.ReapInterval, s.closing)
 }
 
 func (s *Server) readyz(c echo.Context) error {

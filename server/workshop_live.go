@@ -160,3 +160,8 @@ func (h *workshopHub) endLocal(sess uuid.UUID, by string) int {
 	}
 	return len(list)
 }
+
+// Publish and EndTakeovers make the hub the workshops.Live of the class.
+func (h *workshopHub) Publish(id int64, typ string, data any) { h.publish(id, typ, data) }
+
+func (h *workshopHub) EndTakeovers(sess uuid.UUID, by string) { h.endTakeovers(sess, by) }

@@ -136,7 +136,7 @@ func (s *Server) apiWorkshopTerminal(c echo.Context) error {
 		live = &liveTakeover{rec: rec, stop: make(chan struct{})}
 		s.wsHub.addTakeover(sess.ID, live)
 		s.engine.Publish(sess.ID, "takeover", map[string]any{"active": true, "instructor": me.Name, "since": rec.StartedAt})
-		s.learnerChanged(w.ID, id)
+		s.class.LearnerChanged(w.ID, id)
 		s.log.Info("take-over started", "workshop", w.ID, "instructor", me.ID, "learner", id, "node", node)
 		opts = terminal.WatchOptions{Control: true, Stop: live.stop, OnInput: func() { s.engine.Touch(sess.ID) }}
 	}
@@ -150,7 +150,7 @@ func (s *Server) apiWorkshopTerminal(c echo.Context) error {
 		if s.wsHub.takeover(context.WithoutCancel(ctx), sess.ID) == nil {
 			s.engine.Publish(sess.ID, "takeover", map[string]any{"active": false})
 		}
-		s.learnerChanged(w.ID, id)
+		s.class.LearnerChanged(w.ID, id)
 		s.log.Info("take-over ended", "workshop", w.ID, "learner", id, "by", live.by)
 	}
 	if err != nil {

@@ -1073,7 +1073,8 @@ func TestWorkshopCodeGuessingFromPrefixes(t *testing.T) {
 		return newClient(t, e.url).do("POST", "/api/join", map[string]string{"code": code, "name": "X"}, "X-Forwarded-For", from)
 	}
 	refusedAt := -1
-	for i := range 210 {
+	start := time.Now()
+	for i := range 260 {
 		r := join(fmt.Sprintf("ZZZZZ-%05d", i), fmt.Sprintf("2001:db8:77:%x::1", i))
 		if r.status == 429 {
 			refusedAt = i
@@ -1083,8 +1084,11 @@ func TestWorkshopCodeGuessingFromPrefixes(t *testing.T) {
 			t.Fatalf("wrong code from /64 number %d: %d %s", i, r.status, r.body)
 		}
 	}
-	if refusedAt != 200 {
-		t.Fatalf("wrong codes from distinct /64s of one /48: first refused at %d, want 200 (the /48's budget)", refusedAt)
+	// The budget is 200 at once, and comes back at 200 a minute while the
+	// guesses are sent (each a transaction or two on the limiter's table).
+	refill := int(time.Since(start).Seconds() * 200 / 60)
+	if refusedAt < 200 || refusedAt > 200+refill {
+		t.Fatalf("wrong codes from distinct /64s of one /48: first refused at %d, want 200 (the /48's budget) to %d (what came back in %s)", refusedAt, 200+refill, time.Since(start).Round(time.Millisecond))
 	}
 	if r := join(w.Code, "2001:db8:77:ffff::9"); r.status != 429 {
 		t.Errorf("the right code from another /64 of that /48: %d, want 429", r.status)

@@ -2,14 +2,10 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"math/big"
 	"net/http"
 	"strconv"
 	"strings"
@@ -24,60 +20,11 @@ import (
 	"github.com/podpath/podpath/progress"
 	"github.com/podpath/podpath/session"
 	"github.com/podpath/podpath/store"
+	"github.com/podpath/podpath/workshops"
 )
 
 // Workshops: an instructor's class. See docs/WORKSHOPS.md for what an
 // instructor does and sees, docs/API.md for the endpoints.
-
-// Stuck flags: a learner is stuck after stuckAttempts failed checks on the
-// step they are on, or stuckMinutes on it.
-const (
-	stuckAttempts = 3
-	stuckMinutes  = 10
-)
-
-// codeAlphabet is what join codes are made of: readable aloud, without
-// 0/O, 1/l/I.
-const codeAlphabet = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
-
-// codeLength is a new join code's length: 31^10, about 2^49.5 codes, so a
-// guesser within the limits of limiter.go needs years per hit (the sums
-// are in docs/SECURITY.md). Codes of 6 made before keep working until
-// their workshop ends.
-const codeLength = 10
-
-func newJoinCode() string {
-	b := make([]byte, codeLength)
-	for i := range b {
-		n, err := rand.Int(rand.Reader, big.NewInt(int64(len(codeAlphabet))))
-		if err != nil {
-			panic(err)
-		}
-		b[i] = codeAlphabet[n.Int64()]
-	}
-	return string(b)
-}
-
-// displayCode groups a code for reading and typing: ABCDE-FGHJK. Older
-// six-character codes are shown as they are.
-func displayCode(code string) string {
-	if len(code) == codeLength {
-		return code[:codeLength/2] + "-" + code[codeLength/2:]
-	}
-	return code
-}
-
-// normalizeCode reads a code as people type or say it: any case, with
-// spaces or dashes.
-func normalizeCode(s string) string {
-	s = strings.ToUpper(s)
-	return strings.Map(func(r rune) rune {
-		if r == ' ' || r == '-' || r == '\t' {
-			return -1
-		}
-		return r
-	}, s)
-}
 
 // --- views ---
 
@@ -140,16 +87,6 @@ func broadcastView(w *store.Workshop) *BroadcastView {
 	return &BroadcastView{Message: *w.Broadcast, At: *w.BroadcastAt}
 }
 
-// workshopWorkers is the shape prepared for a workshop: its first lab's.
-func (s *Server) workshopWorkers(w *store.Workshop) int {
-	if len(w.LabIDs) > 0 {
-		if l := labs.Find(s.labs, w.LabIDs[0]); l != nil {
-			return l.Cluster.Workers
-		}
-	}
-	return 1
-}
-
 func (s *Server) joinURL(c echo.Context, code string) string {
 	base := s.cfg.PublicURL
 	if base == "" {
@@ -186,7 +123,7 @@ func (s *Server) workshopView(c echo.Context, w *store.Workshop, staff bool) *Wo
 		return v
 	}
 	if w.Code != "" { // an ended workshop's code is retired
-		v.Code, v.JoinURL = displayCode(w.Code), s.joinURL(c, displayCode(w.Code))
+		v.Code, v.JoinURL = workshops.DisplayCode(w.Code), s.joinURL(c, workshops.DisplayCode(w.Code))
 	}
 	v.Clusters = s.clustersView(c.Request().Context(), w, lg)
 	return v
@@ -221,9 +158,9 @@ func (s *Server) clustersView(ctx context.Context, w *store.Workshop, lg string)
 // learner's cluster running. (The operator's settings behind it,
 // PODPATH_CAPACITY_CPU and PODPATH_CAPACITY_MEMORY, are in the docs.)
 func (s *Server) capacityNote(w *store.Workshop, lg string) (bool, string) {
-	cost := session.ClusterCost(s.workshopWorkers(w))
+	cost := session.ClusterCost(s.class.Workers(w))
 	u := s.engine.Usage()
-	most := s.runnableSeats(w)
+	most := s.class.RunnableSeats(w)
 	each := []any{"cpu", strconv.FormatFloat(cost.CPU, 'f', -1, 64), "mem", cost.Memory, "seats", plural(lg, "seatcount", w.Seats)}
 	if w.Seats > most {
 		return false, plural(lg, "wscapshort", most, each...)
@@ -367,7 +304,7 @@ func (s *Server) apiCreateWorkshop(c echo.Context) error {
 	}
 	w.InstructorID = currentUser(c).ID
 	for range 10 {
-		w.Code = newJoinCode()
+		w.Code = workshops.NewCode()
 		out, err := s.store.CreateWorkshop(c.Request().Context(), w)
 		if errors.Is(err, store.ErrCodeTaken) {
 			continue
@@ -376,7 +313,7 @@ func (s *Server) apiCreateWorkshop(c echo.Context) error {
 			return err
 		}
 		s.log.Info("workshop created", "workshop", out.ID, "instructor", w.InstructorID, "seats", w.Seats, "prepare", w.Prepare)
-		s.tickWorkshops(c.Request().Context())
+		s.class.Tick(c.Request().Context())
 		return c.JSON(http.StatusCreated, s.workshopView(c, out, true))
 	}
 	return errors.New("no free join code after 10 tries")
@@ -413,7 +350,7 @@ func (s *Server) apiRotateCode(c echo.Context) error {
 		return err
 	}
 	for range 10 {
-		code := newJoinCode()
+		code := workshops.NewCode()
 		err := s.store.SetWorkshopCode(c.Request().Context(), w.ID, code)
 		if errors.Is(err, store.ErrCodeTaken) {
 			continue
@@ -497,34 +434,6 @@ type CellView struct {
 }
 
 // boardData is what rows are computed from, read once per board.
-type boardData struct {
-	w        *store.Workshop
-	sessions map[int64][]*store.LabSession // by learner, oldest first
-	stats    map[uuid.UUID]map[string]*store.StepStat
-	// takeovers are the open take-overs of the workshop, by session.
-	takeovers map[uuid.UUID]*store.Takeover
-}
-
-func (s *Server) loadBoardData(ctx context.Context, w *store.Workshop) (*boardData, error) {
-	sessions, err := s.store.WorkshopSessions(ctx, w.ID)
-	if err != nil {
-		return nil, err
-	}
-	stats, err := s.store.WorkshopStepStats(ctx, w.ID)
-	if err != nil {
-		return nil, err
-	}
-	open, err := s.store.OpenTakeovers(ctx, w.ID)
-	if err != nil {
-		return nil, err
-	}
-	d := &boardData{w: w, sessions: map[int64][]*store.LabSession{}, stats: stats, takeovers: open}
-	for _, sess := range sessions {
-		d.sessions[sess.UserID] = append(d.sessions[sess.UserID], sess)
-	}
-	return d, nil
-}
-
 func (s *Server) boardSteps(c echo.Context, w *store.Workshop) []BoardStep {
 	lg := lang(c)
 	var out []BoardStep
@@ -542,20 +451,20 @@ func (s *Server) boardSteps(c echo.Context, w *store.Workshop) []BoardStep {
 
 // learnerRow computes a learner's row: per lab, the latest session of the
 // lab counts (a reset copies the progress it keeps into the new one).
-func (s *Server) learnerRow(c echo.Context, d *boardData, ln *store.Learner) *LearnerRow {
+func (s *Server) learnerRow(c echo.Context, d *workshops.Data, ln *store.Learner) *LearnerRow {
 	lg := lang(c)
 	now := time.Now()
 	row := &LearnerRow{ID: ln.UserID, Name: ln.Name, Guest: ln.Guest, JoinedAt: ln.JoinedAt, Hand: ln.HandAt != nil, HandAt: ln.HandAt,
 		Cells: map[string]*CellView{}}
 	latest := map[string]*store.LabSession{}
 	var active *store.LabSession
-	for _, sess := range d.sessions[ln.UserID] {
+	for _, sess := range d.Sessions[ln.UserID] {
 		latest[sess.LabID] = sess
 		if sess.State == store.SessionActive {
 			active = sess
 		}
 	}
-	for _, id := range d.w.LabIDs {
+	for _, id := range d.W.LabIDs {
 		l := labs.Find(s.labs, id)
 		if l == nil {
 			continue
@@ -564,9 +473,9 @@ func (s *Server) learnerRow(c echo.Context, d *boardData, ln *store.Learner) *Le
 		var stats map[string]*store.StepStat
 		var prev *time.Time
 		if sess != nil {
-			stats = d.stats[sess.ID]
+			stats = d.Stats[sess.ID]
 			start := sess.CreatedAt
-			if first := d.sessions[ln.UserID]; len(first) > 0 {
+			if first := d.Sessions[ln.UserID]; len(first) > 0 {
 				for _, x := range first {
 					if x.LabID == id {
 						start = x.CreatedAt // the lab's first session
@@ -613,20 +522,20 @@ func (s *Server) learnerRow(c echo.Context, d *boardData, ln *store.Learner) *Le
 			row.Cluster = sb.State
 		}
 		if l := s.engine.SessionLab(active); l != nil {
-			steps := progress.FromStats(d.stats[active.ID])
+			steps := progress.FromStats(d.Stats[active.ID])
 			if st := progress.Current(l, steps); st != nil {
 				since := progress.Began(l, st.ID, steps, active.CreatedAt)
 				row.CurrentStep = l.ID + "/" + st.ID
 				row.StepSince = &since
-				switch failed := steps[st.ID].Failed; {
-				case failed >= stuckAttempts:
-					row.Stuck, row.StuckWhy = true, plural(lg, "wsstuckfails", failed, "step", st.Title.In(lg))
-				case now.Sub(since) >= stuckMinutes*time.Minute:
-					row.Stuck, row.StuckWhy = true, plural(lg, "wsstuckminutes", int(now.Sub(since).Minutes()), "step", st.Title.In(lg))
+				switch why, n := workshops.Stuck(steps[st.ID].Failed, since, now); why {
+				case workshops.ByFails:
+					row.Stuck, row.StuckWhy = true, plural(lg, "wsstuckfails", n, "step", st.Title.In(lg))
+				case workshops.ByMinutes:
+					row.Stuck, row.StuckWhy = true, plural(lg, "wsstuckminutes", n, "step", st.Title.In(lg))
 				}
 			}
 		}
-		if t := d.takeovers[active.ID]; t != nil {
+		if t := d.Takeovers[active.ID]; t != nil {
 			row.Takeover = &TakeoverRef{Instructor: t.Instructor, Since: t.StartedAt}
 		}
 	}
@@ -639,11 +548,11 @@ func (s *Server) board(c echo.Context, w *store.Workshop) (*BoardView, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.loadBoardData(ctx, w)
+	d, err := workshops.Load(ctx, s.store, w)
 	if err != nil {
 		return nil, err
 	}
-	b := &BoardView{Workshop: s.workshopView(c, w, true), Steps: s.boardSteps(c, w), StuckAttempts: stuckAttempts, StuckMinutes: stuckMinutes,
+	b := &BoardView{Workshop: s.workshopView(c, w, true), Steps: s.boardSteps(c, w), StuckAttempts: workshops.StuckAttempts, StuckMinutes: workshops.StuckMinutes,
 		Learners: []*LearnerRow{}}
 	for _, ln := range learners {
 		b.Learners = append(b.Learners, s.learnerRow(c, d, ln))
@@ -660,7 +569,7 @@ func (s *Server) oneLearnerRow(c echo.Context, w *store.Workshop, userID int64) 
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.loadBoardData(ctx, w)
+	d, err := workshops.Load(ctx, s.store, w)
 	if err != nil {
 		return nil, err
 	}
@@ -697,11 +606,6 @@ func (s *Server) apiWorkshopLearner(c echo.Context) error {
 		}
 	}
 	return c.JSON(http.StatusOK, row)
-}
-
-// learnerChanged tells the workshop's boards that a learner's row changed.
-func (s *Server) learnerChanged(workshop, userID int64) {
-	s.wsHub.publish(workshop, "learner", userID)
 }
 
 // apiWorkshopEvents streams the board: the whole board first and every
@@ -813,49 +717,10 @@ type JoinView struct {
 	Token     string        `json:"token,omitempty"`
 }
 
-// joinErr is why a join was refused (a message of the catalog, in the
-// asker's language); nothing was written.
-func joinErr(c echo.Context, status int, key string, kv ...any) error {
-	return apiError(status, msg(lang(c), key, kv...))
-}
-
-// workshopForJoin finds an open workshop by code, or says why it cannot be
-// joined. A code that opens no workshop now — unknown, retired, or of a
-// workshop not yet started or already ended — is a miss, answered the
-// same way whatever it was (it names no workshop) and counted against the
-// browser and the client address (limiter.go); past a limit every code is
-// refused, the right one too, so the answers tell a guesser nothing.
+// workshopForJoin finds an open workshop by code (workshops.Class.Open:
+// a wrong code counts against the browser and the address).
 func (s *Server) workshopForJoin(c echo.Context, code string) (*store.Workshop, error) {
-	ctx := c.Request().Context()
-	code = normalizeCode(code)
-	if code == "" {
-		return nil, joinErr(c, http.StatusBadRequest, "errjoinnocode")
-	}
-	keys := joinMissKeys(clientIP(c), joinBrowser(c))
-	if out, err := s.limiter.exhausted(ctx, keys...); err != nil {
-		return nil, err
-	} else if out {
-		return nil, joinErr(c, http.StatusTooManyRequests, "errjointoomany")
-	}
-	var w *store.Workshop
-	err := store.ErrNotFound
-	if len(code) <= 20 {
-		w, err = s.store.WorkshopByCode(ctx, code)
-	}
-	if err == nil && w.State(time.Now()) != store.WorkshopOpen {
-		err = store.ErrNotFound
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		if err := s.limiter.charge(ctx, keys...); err != nil {
-			return nil, err
-		}
-		s.joinMisses.miss(s.log)
-		return nil, joinErr(c, http.StatusNotFound, "errjoinnone", "code", fmt.Sprintf("%.20s", displayCode(code)))
-	}
-	if err != nil {
-		return nil, err
-	}
-	return w, nil
+	return s.class.Open(c.Request().Context(), code, clientIP(c), joinBrowser(c))
 }
 
 // joinBrowser names the browser a join comes from, for its own budget of
@@ -871,220 +736,43 @@ func joinBrowser(c echo.Context) string {
 	return ""
 }
 
-// join seats the current user (or a new guest) in the workshop and starts
-// their session of its first lab not done yet. It returns the user, the
-// session, and whether a guest was created (the caller signs them in).
-func (s *Server) join(c echo.Context, code, name string) (*store.Workshop, *store.User, *store.LabSession, bool, error) {
-	ctx := c.Request().Context()
-	w, err := s.workshopForJoin(c, code)
-	if err != nil {
-		return nil, nil, nil, false, err
-	}
-	u := currentUser(c)
-	name = strings.TrimSpace(name)
-	if utf8.RuneCountInString(name) > 60 {
-		return nil, nil, nil, false, joinErr(c, http.StatusBadRequest, "errjoinnamelong")
-	}
-	var guest *store.Guest
-	switch {
-	case u == nil && !w.Guests:
-		return nil, nil, nil, false, joinErr(c, http.StatusUnauthorized, "errjoinaccount", "title", w.Title)
-	case u == nil:
-		if name == "" {
-			return nil, nil, nil, false, joinErr(c, http.StatusBadRequest, "errjoinname")
-		}
-		guest = &store.Guest{Email: s.guestEmail(c, w), Name: name}
-	case u.GuestWorkshop != 0 && u.GuestWorkshop != w.ID:
-		return nil, nil, nil, false, joinErr(c, http.StatusForbidden, "errjoinotherguest")
-	default:
-		if name == "" {
-			name = u.Name
-		}
-		// Refused before a seat is taken: a session outside the workshop.
-		if active, err := s.store.ActiveLabSession(ctx, u.ID); err == nil && (active.WorkshopID == nil || *active.WorkshopID != w.ID) {
-			return nil, nil, nil, false, &apiErr{Status: http.StatusConflict,
-				Message: msg(lang(c), "errjoinactive", "lab", s.labTitle(active.LabID, lang(c)), "title", w.Title, "id", active.ID),
-				Extra:   map[string]any{"activeSession": map[string]string{"id": active.ID.String(), "labId": active.LabID}}}
-		}
-	}
-	var uid int64
-	if u != nil {
-		uid = u.ID
-	}
-	ln, gu, joined, err := s.store.JoinWorkshop(ctx, w.ID, uid, name, guest)
-	if errors.Is(err, store.ErrGuestTaken) {
-		prev, perr := s.store.UserByEmail(ctx, guest.Email)
-		switch {
-		case perr != nil || prev.GuestWorkshop != w.ID:
-			return nil, nil, nil, false, joinErr(c, http.StatusConflict, "errjoinreload")
-		case time.Since(prev.CreatedAt) < guestDoubleJoin:
-			// The same browser joined a moment ago (a double click): that
-			// guest, and its seat, are this one.
-			ln, _, joined, err = s.store.JoinWorkshop(ctx, w.ID, prev.ID, name, nil)
-			gu = prev
-		default:
-			// The browser's earlier guest is someone else at the same
-			// computer, whose sign-in is gone: a guest of one's own.
-			guest.Email = s.randomGuestEmail()
-			ln, gu, joined, err = s.store.JoinWorkshop(ctx, w.ID, 0, name, guest)
-		}
-	}
-	switch {
-	case errors.Is(err, store.ErrWorkshopFull):
-		return nil, nil, nil, false, joinErr(c, http.StatusConflict, "errjoinfull", "title", w.Title, "seats", w.Seats)
-	case errors.Is(err, store.ErrWorkshopOver):
-		return nil, nil, nil, false, joinErr(c, http.StatusGone, "errjoinended", "title", w.Title)
-	case err != nil:
-		return nil, nil, nil, false, err
-	}
-	if gu != nil {
-		u = gu
-	}
-	if joined {
-		s.log.Info("learner joined a workshop", "workshop", w.ID, "user", ln.UserID, "guest", gu != nil)
-	}
-	sess, err := s.workshopSession(ctx, w, u, lang(c))
-	s.learnerChanged(w.ID, u.ID)
-	return w, u, sess, gu != nil, err
-}
-
-// guestEmail names a guest's account: from the browser's pre-session
-// cookie when it has one, so that the same browser joining twice at once
-// (a double click) makes one guest, not two; random otherwise.
-func (s *Server) guestEmail(c echo.Context, w *store.Workshop) string {
+// join seats the current user (or a new guest) in the workshop of the
+// code and starts their session (workshops.Class.Join). A learner seated
+// without a session gets both the join and the error.
+func (s *Server) join(c echo.Context, code, name string) (*workshops.Joined, error) {
+	seed := ""
 	if ck, err := c.Cookie(preSessionCookie); err == nil && len(ck.Value) == 32 {
-		sum := sha256.Sum256([]byte(fmt.Sprintf("podpath guest %d %s", w.ID, ck.Value)))
-		return "guest-" + hex.EncodeToString(sum[:10]) + "@guests.podpath.invalid"
+		seed = ck.Value
 	}
-	return s.randomGuestEmail()
+	j, err := s.class.Join(c.Request().Context(), workshops.JoinRequest{
+		Code: code, Name: name, User: currentUser(c),
+		IP: clientIP(c), Browser: joinBrowser(c), GuestSeed: seed,
+	})
+	return j, s.classErr(lang(c), err)
 }
-
-func (s *Server) randomGuestEmail() string {
-	return "guest-" + strings.ToLower(randomToken(9)) + "@guests.podpath.invalid"
-}
-
-// guestDoubleJoin is how long after a guest joined a join from the same
-// browser is taken for the same person (a double click, a reload of the
-// form's answer); later, it is someone else at the same computer.
-const guestDoubleJoin = 2 * time.Minute
 
 // workshopSession returns the learner's active session of the workshop, or
-// starts one of the first of its labs they have not finished (with the
-// progress of their last session of it).
+// starts one (workshops.Class.Session), saying why not in the asker's
+// language.
 func (s *Server) workshopSession(ctx context.Context, w *store.Workshop, u *store.User, lg string) (*store.LabSession, error) {
-	active := func() (*store.LabSession, error) {
-		a, err := s.store.ActiveLabSession(ctx, u.ID)
-		if err != nil {
-			return nil, err
-		}
-		if a.WorkshopID != nil && *a.WorkshopID == w.ID {
-			return a, nil
-		}
-		return nil, &apiErr{Status: http.StatusConflict,
-			Message: msg(lg, "errjoinactive", "lab", s.labTitle(a.LabID, lg), "title", w.Title, "id", a.ID),
-			Extra:   map[string]any{"activeSession": map[string]string{"id": a.ID.String(), "labId": a.LabID}}}
-	}
-	if a, err := active(); !errors.Is(err, store.ErrNotFound) {
-		return a, err
-	}
-	d, err := s.loadBoardData(ctx, w)
-	if err != nil {
-		return nil, err
-	}
-	var l *labs.Lab
-	for _, id := range w.LabIDs {
-		lab := labs.Find(s.labs, id)
-		if lab == nil {
-			continue // no longer installed here
-		}
-		if l == nil {
-			l = lab // all done: the first lab again, its progress kept
-		}
-		if !d.finished(u.ID, lab) {
-			l = lab
-			break
-		}
-	}
-	if l == nil {
-		return nil, apiError(http.StatusGone, translate("errwsnolabs", lg))
-	}
-	sess, err := s.startInWorkshop(ctx, w, u.ID, l)
-	if errors.Is(err, store.ErrActiveSession) {
-		return active() // a second join at the same moment started it
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := s.carryProgress(ctx, sess); err != nil {
-		s.log.Warn("carry progress", "session", sess.ID, "err", err)
-	}
-	return sess, nil
+	sess, err := s.class.Session(ctx, w, u.ID)
+	return sess, s.classErr(lg, err)
 }
 
-// startedInWorkshop follows a learner's own start of a workshop's lab: the
-// progress of their last session of it carries over, and the board hears.
-func (s *Server) startedInWorkshop(ctx context.Context, sess *store.LabSession) {
-	if err := s.carryProgress(ctx, sess); err != nil {
-		s.log.Warn("carry progress", "session", sess.ID, "err", err)
+// classErr says the errors of workshops.Class that need the server's
+// words in lg: an active session outside the workshop (named, with its
+// lab's title), a workshop with no lab installed here.
+func (s *Server) classErr(lg string, err error) error {
+	var ae *workshops.ActiveElsewhereError
+	switch {
+	case errors.As(err, &ae):
+		return &apiErr{Status: http.StatusConflict,
+			Message: msg(lg, "errjoinactive", "lab", s.labTitle(ae.Session.LabID, lg), "title", ae.Workshop.Title, "id", ae.Session.ID),
+			Extra:   map[string]any{"activeSession": map[string]string{"id": ae.Session.ID.String(), "labId": ae.Session.LabID}}}
+	case errors.Is(err, workshops.ErrNoLabs):
+		return apiError(http.StatusGone, translate("errwsnolabs", lg))
 	}
-	s.learnerChanged(*sess.WorkshopID, sess.UserID)
-}
-
-// finished says whether the learner's last session of the lab passed or
-// skipped every step.
-func (d *boardData) finished(userID int64, l *labs.Lab) bool {
-	var last *store.LabSession
-	for _, sess := range d.sessions[userID] {
-		if sess.LabID == l.ID {
-			last = sess
-		}
-	}
-	if last == nil {
-		return false
-	}
-	_, done := progress.Finished(l, progress.FromStats(d.stats[last.ID]))
-	return done
-}
-
-// carryProgress gives a new session of a workshop the progress of the
-// learner's previous session of the same lab in it: taking a lab again
-// (after its session ended, or from the lab's end page) goes on where they
-// were, and the board, which reads a lab's latest session, loses nothing.
-func (s *Server) carryProgress(ctx context.Context, sess *store.LabSession) error {
-	if sess.WorkshopID == nil {
-		return nil
-	}
-	sessions, err := s.store.WorkshopSessions(ctx, *sess.WorkshopID)
-	if err != nil {
-		return err
-	}
-	var prev *store.LabSession
-	for _, x := range sessions {
-		if x.UserID == sess.UserID && x.LabID == sess.LabID && x.ID != sess.ID {
-			prev = x
-		}
-	}
-	l := labs.Find(s.labs, sess.LabID)
-	if prev == nil || l == nil {
-		return nil
-	}
-	var steps []string
-	for _, st := range l.Steps {
-		steps = append(steps, st.ID)
-	}
-	return s.store.CopyProgress(ctx, prev.ID, sess.ID, steps)
-}
-
-func (s *Server) startInWorkshop(ctx context.Context, w *store.Workshop, userID int64, l *labs.Lab, opts ...session.StartOption) (*store.LabSession, error) {
-	opts = append([]session.StartOption{session.WithWorkshop(w.ID), session.WithLifetime(workshopLifetime(w))}, opts...)
-	return s.engine.Start(ctx, userID, l, opts...)
-}
-
-// workshopLifetime is how long a session of the workshop may last: until
-// the workshop's end, which ends it (and says so); the few minutes more
-// are for a server that was down at that moment.
-func workshopLifetime(w *store.Workshop) time.Duration {
-	return time.Until(w.EndsAt) + 2*time.Minute
+	return err
 }
 
 // workshopNext is the workshop's lab after l, or nil after its last.
@@ -1113,7 +801,7 @@ func (s *Server) workshopStartOptions(ctx context.Context, u *store.User, l *lab
 				continue
 			}
 			if w.State(now) == store.WorkshopOpen {
-				return []session.StartOption{session.WithWorkshop(w.ID), session.WithLifetime(workshopLifetime(w))}, nil
+				return workshops.InWorkshop(w), nil
 			}
 			closed = w
 		}
@@ -1137,13 +825,13 @@ func (s *Server) apiJoin(c echo.Context) error {
 	if err := bindJSON(c, &req); err != nil {
 		return err
 	}
-	w, u, sess, guest, err := s.join(c, req.Code, req.Name)
-	if err != nil && u == nil {
+	j, err := s.join(c, req.Code, req.Name)
+	if j == nil {
 		return err
 	}
-	out := JoinView{Workshop: s.workshopView(c, w, false), Guest: guest}
-	if guest {
-		token, terr := s.startWebSession(c, u)
+	out := JoinView{Workshop: s.workshopView(c, j.Workshop, false), Guest: j.Guest}
+	if j.Guest {
+		token, terr := s.startWebSession(c, j.User)
 		if terr != nil {
 			return terr
 		}
@@ -1158,7 +846,7 @@ func (s *Server) apiJoin(c echo.Context) error {
 	if err != nil {
 		return err // seated, but no session (an active one elsewhere)
 	}
-	v, err := s.sessionView(c, sess)
+	v, err := s.sessionView(c, j.Session)
 	if err != nil {
 		return err
 	}
@@ -1222,7 +910,7 @@ func (s *Server) apiHand(c echo.Context) error {
 		return err
 	}
 	s.engine.Publish(sess.ID, "hand", map[string]bool{"raised": req.Raised})
-	s.learnerChanged(*sess.WorkshopID, sess.UserID)
+	s.class.LearnerChanged(*sess.WorkshopID, sess.UserID)
 	return c.NoContent(http.StatusNoContent)
 }
 
@@ -1314,74 +1002,15 @@ func (s *Server) apiResetLearner(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if w.Ended(time.Now()) {
-		return apiError(http.StatusGone, translate("wsended", lang(c)))
-	}
 	var req resetRequest
 	if c.Request().ContentLength != 0 {
 		if err := bindJSON(c, &req); err != nil {
 			return err
 		}
 	}
-	ctx := c.Request().Context()
-	if _, err := s.store.WorkshopLearner(ctx, w.ID, id); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return apiError(http.StatusNotFound, translate("errnolearner", lang(c)))
-		}
+	if _, err := s.class.Reset(c.Request().Context(), w, id, req.FromStep); err != nil {
 		return err
 	}
-	sessions, err := s.store.WorkshopSessions(ctx, w.ID)
-	if err != nil {
-		return err
-	}
-	var last *store.LabSession
-	for _, sess := range sessions {
-		if sess.UserID == id {
-			last = sess
-		}
-	}
-	if last == nil {
-		return apiError(http.StatusConflict, translate("errresetnosession", lang(c)))
-	}
-	l, err := s.findLab(last.LabID)
-	if err != nil {
-		return err
-	}
-	var keep []string
-	if req.FromStep != "" {
-		labID, stepID, _ := strings.Cut(req.FromStep, "/")
-		if labID != l.ID || l.Step(stepID) == nil {
-			var keys []string
-			for _, st := range l.Steps {
-				keys = append(keys, l.ID+"/"+st.ID)
-			}
-			return apiError(http.StatusBadRequest, msg(lang(c), "errresetstep", "step", fmt.Sprintf("%.80q", req.FromStep), "lab", l.ID, "steps", strings.Join(keys, ", ")))
-		}
-		for _, st := range l.Steps {
-			if st.ID == stepID {
-				break
-			}
-			keep = append(keep, st.ID)
-		}
-	}
-	// One transaction: the old session ended, the new one stored, the
-	// progress kept copied (and lab.started). If it fails, the learner
-	// goes on in the old session with all its progress; clusters are
-	// touched only once it has committed (the old one deleted, then the
-	// new one made). Ending the old session ends its take-overs.
-	opts := []session.StartOption{session.WithProgressFrom(last.ID, keep)}
-	if last.State == store.SessionActive {
-		opts = append(opts, session.Replacing(last, "reset by the instructor"))
-	}
-	fresh, err := s.startInWorkshop(ctx, w, id, l, opts...)
-	if errors.Is(err, session.ErrNotSaved) {
-		return apiError(http.StatusServiceUnavailable, translate("errresetfailed", lang(c)))
-	}
-	if err != nil {
-		return err
-	}
-	s.log.Info("learner reset", "workshop", w.ID, "learner", id, "from", req.FromStep, "session", fresh.ID)
-	s.learnerChanged(w.ID, id)
 	row, err := s.oneLearnerRow(c, w, id)
 	if err != nil {
 		return err
@@ -1394,7 +1023,7 @@ func (s *Server) apiEndWorkshop(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.endWorkshop(c.Request().Context(), w, "the instructor ended the workshop"); errors.Is(err, errNotEnded) {
+	if err := s.class.End(c.Request().Context(), w, "the instructor ended the workshop"); errors.Is(err, workshops.ErrNotEnded) {
 		s.log.Error("end workshop: nothing was stored", "workshop", w.ID, "err", err)
 		return apiError(http.StatusServiceUnavailable, translate("errendfailed", lang(c)))
 	} else if err != nil {
@@ -1405,121 +1034,6 @@ func (s *Server) apiEndWorkshop(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, s.workshopView(c, w, true))
-}
-
-// errNotEnded: Postgres did not take a workshop's end, and nothing of it
-// was stored; ending it again may work.
-var errNotEnded = errors.New("the workshop's end was not stored")
-
-// endWorkshop marks it ended, drops its prepared clusters and ends every
-// session of it (their clusters are deleted; results stay). The end, the
-// code's retirement and workshop.ended are one transaction: if it fails
-// (errNotEnded) the workshop goes on, open, and nothing else is touched.
-func (s *Server) endWorkshop(ctx context.Context, w *store.Workshop, reason string) error {
-	if err := s.store.InTx(ctx, func(ctx context.Context) error {
-		if err := s.store.EndWorkshop(ctx, w.ID); err != nil {
-			return err
-		}
-		return s.workshopEnded(ctx, w)
-	}); err != nil {
-		return fmt.Errorf("%w: %w", errNotEnded, err)
-	}
-	s.engine.Prepare(w.ID, 0, 0, nil)
-	sessions, err := s.store.WorkshopSessions(ctx, w.ID)
-	if err != nil {
-		return err
-	}
-	// Raised hands come down: the class is over, and the board keeps
-	// its results without them.
-	if learners, err := s.store.WorkshopLearners(ctx, w.ID); err == nil {
-		for _, ln := range learners {
-			if ln.HandAt != nil {
-				_ = s.store.SetHand(ctx, w.ID, ln.UserID, false)
-			}
-		}
-	}
-	var firstErr error
-	for _, sess := range sessions {
-		if sess.State != store.SessionActive {
-			continue
-		}
-		s.wsHub.endTakeovers(sess.ID, "server")
-		if err := s.engine.End(ctx, sess, reason); err != nil && firstErr == nil {
-			firstErr = err
-		}
-	}
-	s.log.Info("workshop ended", "workshop", w.ID, "reason", reason)
-	s.wsHub.publish(w.ID, "ended", map[string]string{"reason": reason})
-	return firstErr
-}
-
-// tickWorkshops prepares the clusters of workshops in their prepare window
-// and ends those whose time is up. The server runs it every few seconds.
-func (s *Server) tickWorkshops(ctx context.Context) {
-	// Take-overs typed through a replica that died.
-	if n, err := s.store.EndOpenTakeovers(ctx, s.replica.TTL()); err != nil {
-		s.log.Warn("close take-over records of stopped replicas", "err", err)
-	} else if n > 0 {
-		s.log.Info("closed take-over records of stopped replicas", "count", n)
-	}
-	mark := s.engine.PrepareMark() // before the learner counts are read
-	list, err := s.store.LiveWorkshops(ctx)
-	if err != nil {
-		s.log.Warn("workshops", "err", err)
-		return
-	}
-	now := time.Now()
-	for _, w := range list {
-		switch w.State(now) {
-		case store.WorkshopEnded:
-			if err := s.endWorkshop(ctx, w, "the workshop's time is up"); err != nil {
-				s.log.Warn("end workshop", "workshop", w.ID, "err", err)
-			}
-		case store.WorkshopPreparing, store.WorkshopOpen:
-			// Keep prepared clusters for the seats not yet taken, up to
-			// the number asked for, and no more than the host could run:
-			// more would only hold memory other learners need.
-			n := min(w.Prepare-w.Learners, w.Seats-w.Learners, s.runnableSeats(w))
-			s.engine.Prepare(w.ID, s.workshopWorkers(w), max(0, n), mark)
-		default:
-			s.engine.Prepare(w.ID, 0, 0, nil)
-		}
-	}
-	// A session that started while its workshop was being ended.
-	strays, err := s.store.StrayWorkshopSessions(ctx)
-	if err != nil {
-		s.log.Warn("workshops", "err", err)
-		return
-	}
-	for _, sess := range strays {
-		s.wsHub.endTakeovers(sess.ID, "server")
-		if err := s.engine.End(ctx, sess, "the workshop ended"); err != nil {
-			s.log.Warn("end a session of an ended workshop", "session", sess.ID, "err", err)
-		}
-	}
-}
-
-// runnableSeats is how many of the workshop's clusters the capacity model
-// lets run at once.
-func (s *Server) runnableSeats(w *store.Workshop) int {
-	cost := session.ClusterCost(s.workshopWorkers(w))
-	u := s.engine.Usage()
-	return min(int(math.Floor(u.CPULimit/cost.CPU)), u.MemLimit/cost.Memory)
-}
-
-func (s *Server) runWorkshops(ctx context.Context) {
-	t := time.NewTicker(s.cfg.ReapInterval)
-	defer t.Stop()
-	for {
-		s.tickWorkshops(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.closing:
-			return
-		case <-t.C:
-		}
-	}
 }
 
 // --- results ---
