@@ -88,7 +88,7 @@ func (l *limiter) exhausted(ctx context.Context, keys ...limitKey) (bool, error)
 // none left (it then owes, and refuses until it has paid back): for a
 // request that was let through (exhausted said no) and turned out to
 // count, such as a wrong join code. Requests let through at the same
-// moment cannot slip past the limit this way.
+// moment each pay: what slips past the limit at once is owed afterwards.
 func (l *limiter) charge(ctx context.Context, keys ...limitKey) error {
 	return l.store.ChargeTokens(ctx, l.now(), buckets(keys)...)
 }

@@ -257,9 +257,11 @@ func TestLimiterSharedByReplicas(t *testing.T) {
 	if allowed != 10 {
 		t.Errorf("30 sign-ins spread over two replicas: %d let through, want the 10 of one budget", allowed)
 	}
-	// 40 at once, half on each replica, on a fresh address and account.
+	// 40 at once, half on each replica, on a fresh address and account:
+	// its buckets have no rows yet when the first requests decide.
 	var wg sync.WaitGroup
 	var n atomic.Int32
+	start := make(chan struct{})
 	for i := range 40 {
 		l := a
 		if i%2 == 1 {
@@ -268,6 +270,7 @@ func TestLimiterSharedByReplicas(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			<-start
 			ok, err := l.allow(context.Background(), loginKeys("198.51.100.20", "race@example.com")...)
 			if err != nil {
 				t.Error(err)
@@ -277,8 +280,48 @@ func TestLimiterSharedByReplicas(t *testing.T) {
 			}
 		}()
 	}
+	close(start)
 	wg.Wait()
 	if n.Load() != 10 {
 		t.Errorf("40 sign-ins at once over two replicas: %d let through, want 10", n.Load())
+	}
+}
+
+// A bucket that has no row yet is held while a request decides: requests
+// racing to make it (more of them at once than its burst) let its burst
+// through, no more.
+func TestLimiterNewBucketRace(t *testing.T) {
+	a, clk, url := testLimiter(t)
+	b := openLimiter(t, url)
+	b.now = clk.now
+	key := limitKey{"test:race", limit{perMinute: 1, burst: 2}}
+	for round := range 5 {
+		key.key = fmt.Sprintf("test:race:%d", round)
+		var wg sync.WaitGroup
+		var n atomic.Int32
+		start := make(chan struct{})
+		for i := range 16 {
+			l := a
+			if i%2 == 1 {
+				l = b
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				ok, err := l.allow(context.Background(), key)
+				if err != nil {
+					t.Error(err)
+				}
+				if ok {
+					n.Add(1)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		if n.Load() != 2 {
+			t.Fatalf("round %d: 16 requests at once on a new bucket of burst 2, over two replicas: %d let through", round, n.Load())
+		}
 	}
 }

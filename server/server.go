@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"sync"
@@ -129,7 +130,8 @@ func New(cfg Config, d Deps) (*Server, error) {
 		defer cancel()
 		n, err := s.store.RateBuckets(ctx)
 		if err != nil {
-			return -1
+			s.log.Warn("count rate-limit buckets for /metrics", "err", err)
+			return math.NaN()
 		}
 		return float64(n)
 	}))

@@ -751,14 +751,6 @@ func (s *Server) join(c echo.Context, code, name string) (*workshops.Joined, err
 	return j, s.classErr(lang(c), err)
 }
 
-// workshopSession returns the learner's active session of the workshop, or
-// starts one (workshops.Class.Session), saying why not in the asker's
-// language.
-func (s *Server) workshopSession(ctx context.Context, w *store.Workshop, u *store.User, lg string) (*store.LabSession, error) {
-	sess, err := s.class.Session(ctx, w, u.ID)
-	return sess, s.classErr(lg, err)
-}
-
 // classErr says the errors of workshops.Class that need the server's
 // words in lg: an active session outside the workshop (named, with its
 // lab's title), a workshop with no lab installed here.

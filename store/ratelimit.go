@@ -37,14 +37,26 @@ func bucketKeys(bs []Bucket) []string {
 	return keys
 }
 
+// rateLockClass is the first key of the advisory locks TakeTokens takes,
+// one per bucket (the second is the hash of the bucket's key).
+const rateLockClass = "7317"
+
 // TakeTokens takes one token from every bucket if each has one at now, and
 // none otherwise: a refused request drains no bucket and makes no row.
-// Buckets are locked while it decides, so requests on several replicas at
-// once cannot slip past a limit together.
+// Each bucket is locked while it decides (a transaction-scoped advisory
+// lock, which holds a bucket that has no row yet too), so requests on
+// several replicas at once cannot slip past a limit together.
 func (s *Store) TakeTokens(ctx context.Context, now time.Time, buckets ...Bucket) (bool, error) {
 	bs := sortedBuckets(buckets)
 	ok := false
 	err := s.tx(ctx, func(tx pgx.Tx) error {
+		locks := &pgx.Batch{}
+		for _, b := range bs { // in key order: no two requests wait on each other in a circle
+			locks.Queue(`SELECT pg_advisory_xact_lock(`+rateLockClass+`, hashtext($1))`, b.Key)
+		}
+		if err := tx.SendBatch(ctx, locks).Close(); err != nil {
+			return err
+		}
 		rows, err := tx.Query(ctx, `SELECT `+level+` FROM rate_buckets WHERE key = ANY($2) ORDER BY key FOR UPDATE`, now, bucketKeys(bs))
 		if err != nil {
 			return err
@@ -76,7 +88,9 @@ func (s *Store) Exhausted(ctx context.Context, now time.Time, buckets ...Bucket)
 // ChargeTokens takes one token from every bucket, making the missing ones,
 // even from one that has none left: it then owes, and stays exhausted
 // until it has paid back. For a request that was let through (Exhausted
-// said no) and turned out to count, such as a wrong join code.
+// said no) and turned out to count, such as a wrong join code. Requests
+// let through at the same moment each pay: what slips past a limit at
+// once is owed afterwards.
 func (s *Store) ChargeTokens(ctx context.Context, now time.Time, buckets ...Bucket) error {
 	bs := sortedBuckets(buckets)
 	return wrap("charge rate tokens", s.tx(ctx, func(tx pgx.Tx) error { return chargeTx(ctx, tx, now, bs) }))
@@ -97,7 +111,10 @@ func chargeTx(ctx context.Context, tx pgx.Tx, now time.Time, bs []Bucket) error 
 // ForgetFullBuckets drops the buckets that are full again at now (a
 // missing bucket is full, so this forgives nothing) and says how many.
 func (s *Store) ForgetFullBuckets(ctx context.Context, now time.Time) (int64, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM rate_buckets WHERE `+level+` >= burst`, now)
+	// Rows a request holds are skipped (dropped next time), so this never
+	// waits on TakeTokens, nor it on this.
+	tag, err := s.pool.Exec(ctx, `DELETE FROM rate_buckets WHERE key IN
+		(SELECT key FROM rate_buckets WHERE `+level+` >= burst FOR UPDATE SKIP LOCKED)`, now)
 	return tag.RowsAffected(), wrap("forget full rate buckets", err)
 }
 
