@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -32,14 +34,25 @@ var ssoUsers = []oidcprovider.User{
 }
 
 // freeAddr is a loopback address nothing listens on (for a server whose
-// public URL must be known before it starts).
+// public URL must be known before it starts). Its port is below the
+// kernel's ephemeral range (net.ipv4.ip_local_port_range, 32768 and up):
+// an ephemeral port freed here could be taken, before the server listens
+// on it, by any outgoing connection of this machine (a port 127.0.0.1:0
+// gave was once: "bind: address already in use"); these ports only by
+// another listener.
 func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	t.Helper()
+	for range 100 {
+		addr := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		return addr
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatal("no free loopback port between 20000 and 32000 in 100 tries")
+	return ""
 }
 
 // ssoServer starts a real OpenID provider and a podpath server using it.
