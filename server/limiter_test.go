@@ -259,10 +259,19 @@ func TestLimiterSharedByReplicas(t *testing.T) {
 	}
 	// 40 at once, half on each replica, on a fresh address and account:
 	// its buckets have no rows yet when the first requests decide.
+	if n := allowAtOnce(t, 40, a, b, loginKeys("198.51.100.20", "race@example.com")...); n != 10 {
+		t.Errorf("40 sign-ins at once over two replicas: %d let through, want 10", n)
+	}
+}
+
+// allowAtOnce sends n requests for keys at the same moment, alternately
+// through each limiter (replica), and says how many were let through.
+func allowAtOnce(t *testing.T, n int, a, b *limiter, keys ...limitKey) int {
+	t.Helper()
 	var wg sync.WaitGroup
-	var n atomic.Int32
+	var allowed atomic.Int32
 	start := make(chan struct{})
-	for i := range 40 {
+	for i := range n {
 		l := a
 		if i%2 == 1 {
 			l = b
@@ -271,20 +280,18 @@ func TestLimiterSharedByReplicas(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			ok, err := l.allow(context.Background(), loginKeys("198.51.100.20", "race@example.com")...)
+			ok, err := l.allow(context.Background(), keys...)
 			if err != nil {
 				t.Error(err)
 			}
 			if ok {
-				n.Add(1)
+				allowed.Add(1)
 			}
 		}()
 	}
 	close(start)
 	wg.Wait()
-	if n.Load() != 10 {
-		t.Errorf("40 sign-ins at once over two replicas: %d let through, want 10", n.Load())
-	}
+	return int(allowed.Load())
 }
 
 // A bucket that has no row yet is held while a request decides: requests
@@ -297,31 +304,8 @@ func TestLimiterNewBucketRace(t *testing.T) {
 	key := limitKey{"test:race", limit{perMinute: 1, burst: 2}}
 	for round := range 5 {
 		key.key = fmt.Sprintf("test:race:%d", round)
-		var wg sync.WaitGroup
-		var n atomic.Int32
-		start := make(chan struct{})
-		for i := range 16 {
-			l := a
-			if i%2 == 1 {
-				l = b
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				ok, err := l.allow(context.Background(), key)
-				if err != nil {
-					t.Error(err)
-				}
-				if ok {
-					n.Add(1)
-				}
-			}()
-		}
-		close(start)
-		wg.Wait()
-		if n.Load() != 2 {
-			t.Fatalf("round %d: 16 requests at once on a new bucket of burst 2, over two replicas: %d let through", round, n.Load())
+		if n := allowAtOnce(t, 16, a, b, key); n != 2 {
+			t.Fatalf("round %d: 16 requests at once on a new bucket of burst 2, over two replicas: %d let through", round, n)
 		}
 	}
 }
