@@ -253,9 +253,6 @@ func (s *Server) apiStart(c echo.Context) error {
 		return err
 	}
 	sess, err := s.engine.Start(c.Request().Context(), currentUser(c).ID, l, append(opts, session.WithMode(mode))...)
-	if err == nil && sess.WorkshopID != nil {
-		s.class.Started(c.Request().Context(), sess)
-	}
 	if errors.Is(err, store.ErrActiveSession) {
 		active, aerr := s.store.ActiveLabSession(c.Request().Context(), currentUser(c).ID)
 		if aerr != nil {

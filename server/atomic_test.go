@@ -306,4 +306,14 @@ func TestResetIsAtomic(t *testing.T) {
 	if !contains(fake.Deletes(), sb.Name) {
 		t.Errorf("the old cluster %s was not deleted after the reset (deletes %v)", sb.Name, fake.Deletes())
 	}
+	// A reset from the first step keeps nothing: what a workshop's start
+	// carries over (the learner's last session of the lab) is not added to
+	// the reset's own copy.
+	r = grace.do("POST", reset, map[string]string{"fromStep": "yaml-to-process/" + lab.Steps[0].ID})
+	if r.status != 200 {
+		t.Fatalf("reset from the first step: %d %s", r.status, r.body)
+	}
+	if n, m := passedOnBoard(), passedInResults(); n != 0 || m != 0 {
+		t.Errorf("after a reset from the first step the board shows %d steps passed and the results %d, want 0 and 0", n, m)
+	}
 }

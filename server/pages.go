@@ -309,9 +309,6 @@ func (s *Server) formStart(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if sess.WorkshopID != nil {
-		s.class.Started(ctx, sess)
-	}
 	return c.Redirect(http.StatusSeeOther, "/sessions/"+sess.ID.String())
 }
 

@@ -118,7 +118,10 @@ func New(cfg Config, d Deps) (*Server, error) {
 	// session ended on any replica closes what this one holds of it.
 	s.engine.OnEnd(func(id uuid.UUID) { s.wsHub.endLocal(id, "server") })
 	s.engine.OnEnd(s.terms.closeSession)
-	// Webhook events, written in the transaction of what they announce.
+	// What follows a start, whoever asked for it: the workshop's progress
+	// carried and its boards told; webhook events, written in the
+	// transaction of what they announce.
+	s.engine.OnStarted(s.class.Started)
 	s.engine.OnStarted(s.labStarted)
 	s.engine.OnAttempted(s.attempted)
 	s.metrics.registry.MustRegister(s.engine.Metrics().Collectors()...)

@@ -16,6 +16,7 @@ import (
 	"github.com/podpath/podpath/internal/errs"
 	"github.com/podpath/podpath/labs"
 	"github.com/podpath/podpath/progress"
+	"github.com/podpath/podpath/session"
 	"github.com/podpath/podpath/store"
 	"github.com/podpath/podpath/webhooks"
 )
@@ -53,7 +54,7 @@ func (s *Server) hookUser(ctx context.Context, id int64) webhooks.User {
 
 // labStarted hears every start of a lab session (session.Engine.OnStarted):
 // lab.started.
-func (s *Server) labStarted(ctx context.Context, sess *store.LabSession) error {
+func (s *Server) labStarted(ctx context.Context, sess *store.LabSession, _ session.Start) error {
 	return s.emit(ctx, webhooks.LabStarted, webhooks.LabStartedData{
 		User: s.hookUser(ctx, sess.UserID), LabID: sess.LabID, SessionID: sess.ID.String(), WorkshopID: sess.WorkshopID,
 	})

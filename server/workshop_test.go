@@ -937,6 +937,21 @@ func TestWorkshopProgressKept(t *testing.T) {
 	if v.Steps[0].Status != store.StepPassed || v.Steps[1].Status != store.StepPassed || v.Steps[2].Status != store.StepPending {
 		t.Fatalf("the new session's steps: %+v; want the first two passed", v.Steps)
 	}
+	// Started again from the lab's own page (the API), not by a join: the
+	// same progress, since every start of a workshop's lab carries it.
+	ada.do("DELETE", "/api/sessions/"+again.Session.ID, nil)
+	r = ada.do("POST", "/api/labs/yaml-to-process/sessions", nil)
+	var third struct {
+		Workshop *struct{ ID int64 }
+		Steps    []struct{ ID, Status string }
+	}
+	r.json(t, &third)
+	if r.status != 201 || third.Workshop == nil || third.Workshop.ID != w.ID {
+		t.Fatalf("starting the workshop's lab again from its page: %d %s", r.status, r.body)
+	}
+	if third.Steps[0].Status != store.StepPassed || third.Steps[1].Status != store.StepPassed || third.Steps[2].Status != store.StepPending {
+		t.Fatalf("the session started from the lab's page: steps %+v; want the first two passed", third.Steps)
+	}
 	var b server.BoardView
 	grace.do("GET", "/api/workshops/"+itoa(w.ID)+"/board", nil).json(t, &b)
 	if b.Learners[0].Passed != 2 || b.Learners[0].Cells["yaml-to-process/"+lab.Steps[0].ID].Attempts != 1 {

@@ -209,8 +209,17 @@ func (e *Engine) OnEnd(fn func(uuid.UUID)) {
 
 // StartedFunc hears of a new session inside the transaction that stores
 // it: what it writes with ctx is part of the start, and its error undoes
-// the start (the server writes the lab.started webhook event this way).
-type StartedFunc func(ctx context.Context, sess *store.LabSession) error
+// the start (the server writes the lab.started webhook event this way, a
+// workshop carries the learner's progress over).
+type StartedFunc func(ctx context.Context, sess *store.LabSession, st Start) error
+
+// A Start is what a StartedFunc hears of a start besides its session.
+type Start struct {
+	// ProgressFrom is the session whose progress the start copies, in its
+	// transaction after the hooks (WithProgressFrom: an instructor's
+	// reset), or uuid.Nil.
+	ProgressFrom uuid.UUID
+}
 
 // AttemptedFunc hears of an attempt inside the transaction that records
 // it: what it writes with ctx is part of the attempt, and its error undoes
@@ -522,7 +531,7 @@ func (e *Engine) storeStart(ctx context.Context, sc *startConfig) (*store.LabSes
 			return err
 		}
 		for _, fn := range started {
-			if err := fn(ctx, sess); err != nil {
+			if err := fn(ctx, sess, Start{ProgressFrom: sc.copyFrom}); err != nil {
 				return err
 			}
 		}

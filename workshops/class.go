@@ -179,9 +179,6 @@ func (c *Class) Session(ctx context.Context, w *store.Workshop, userID int64) (*
 	if err != nil {
 		return nil, err
 	}
-	if err := c.CarryProgress(ctx, sess); err != nil {
-		c.Log.Warn("carry progress", "session", sess.ID, "err", err)
-	}
 	return sess, nil
 }
 
@@ -219,13 +216,25 @@ func (c *Class) LearnerChanged(workshop, userID int64) {
 	c.Live.Publish(workshop, "learner", userID)
 }
 
-// Started follows a learner's own start of a workshop's lab: the progress
-// of their last session of it carries over, and the board hears.
-func (c *Class) Started(ctx context.Context, sess *store.LabSession) {
-	if err := c.CarryProgress(ctx, sess); err != nil {
-		c.Log.Warn("carry progress", "session", sess.ID, "err", err)
+// Started hears every start of a lab session (register it with
+// session.Sessions.OnStarted; it runs in the start's transaction): a
+// session of a workshop gets the progress of the learner's last session of
+// the same lab in it, unless the start copies progress of its own (an
+// instructor's reset keeps only the steps before the one it resets from),
+// and the workshop's boards hear once the start has committed. Every start
+// goes through it, whoever asked: the lab page, the API, a join, a reset.
+func (c *Class) Started(ctx context.Context, sess *store.LabSession, st session.Start) error {
+	if sess.WorkshopID == nil {
+		return nil
 	}
-	c.LearnerChanged(*sess.WorkshopID, sess.UserID)
+	if st.ProgressFrom == uuid.Nil {
+		if err := c.CarryProgress(ctx, sess); err != nil {
+			return fmt.Errorf("carry the learner's progress into the new session: %w", err)
+		}
+	}
+	workshop, user := *sess.WorkshopID, sess.UserID
+	store.AfterCommit(ctx, func() { c.LearnerChanged(workshop, user) })
+	return nil
 }
 
 // ErrNotEnded: Postgres did not take a workshop's end, and nothing of it

@@ -80,6 +80,5 @@ func (c *Class) Reset(ctx context.Context, w *store.Workshop, learner int64, fro
 		return nil, err
 	}
 	c.Log.Info("learner reset", "workshop", w.ID, "learner", learner, "from", fromStep, "session", fresh.ID)
-	c.LearnerChanged(w.ID, learner)
 	return fresh, nil
 }
