@@ -55,27 +55,10 @@ func localize(e *errs.Error, lg string) string {
 	return msg(lg, e.Key, kv...)
 }
 
-// apiErr is a refusal whose handler names its status. What is left of it
-// is workshops.go's (its join flow is being changed elsewhere); it goes
-// when the workshops leave server. New code returns errs.
-type apiErr struct {
-	Status  int
-	Message string
-	Extra   map[string]any
-}
-
-func (e *apiErr) Error() string { return e.Message }
-
-func apiError(status int, msg string) error { return &apiErr{Status: status, Message: msg} }
-
 // refusal reads err as a refusal to show the person who asked: its status,
 // its message in lg and the answer's extra fields. A fault of ours (an
 // error of no kind, or Internal) is none.
 func refusal(err error, lg string) (status int, message string, extra map[string]any, ok bool) {
-	var ae *apiErr
-	if errors.As(err, &ae) {
-		return ae.Status, ae.Message, ae.Extra, true
-	}
 	if e, found := errs.As(err); found && e.Kind != errs.Internal {
 		return statusOfKind(e.Kind), localize(e, lg), e.Detail, true
 	}
