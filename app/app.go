@@ -6,6 +6,8 @@ package app
 
 import (
 	"context"
+	"github.com/podpath/podpath/accounts"
+	"github.com/podpath/podpath/limits"
 	"log/slog"
 	"net"
 	"sync"
@@ -65,7 +67,12 @@ func New(cfg server.Config, d Deps) (*App, error) {
 	b := bus.New(d.Store, rep.ID.String(), d.Log)
 	sessions := session.NewSessions(EngineConfig(cfg), session.Deps{Store: d.Store, Sandboxes: d.Sandboxes, Labs: d.Labs, Log: d.Log}, b, rep)
 	hooks := webhooks.New(d.Store, nil, d.Log, webhooks.Options{Backoff: cfg.WebhookBackoff, MaxAttempts: cfg.WebhookMaxAttempts})
-	srv, err := server.New(cfg, server.Deps{Store: d.Store, Sessions: sessions, Hooks: hooks, Bus: b, Replica: rep, Labs: d.Labs, Tracks: d.Tracks, Log: d.Log})
+	lim := limits.New(d.Store)
+	acc, err := accounts.New(accounts.Accounts{Store: d.Store, Limits: lim, PasswordLogin: cfg.PasswordLogin, AllowSignup: cfg.AllowSignup, SSO: cfg.SSO(), SessionTTL: cfg.SessionTTL})
+	if err != nil {
+		return nil, err
+	}
+	srv, err := server.New(cfg, server.Deps{Store: d.Store, Sessions: sessions, Accounts: acc, Limits: lim, Hooks: hooks, Bus: b, Replica: rep, Labs: d.Labs, Tracks: d.Tracks, Log: d.Log})
 	if err != nil {
 		return nil, err
 	}

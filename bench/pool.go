@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/podpath/podpath/accounts"
 	"io"
 	"log/slog"
 	"net"
@@ -157,7 +158,7 @@ func clickToPrompt(ctx context.Context, dbURL string, o PoolOptions, pooled bool
 	}()
 	base := "http://" + ln.Addr().String()
 
-	hash, _ := server.HashPassword("bench password")
+	hash, _ := accounts.HashPassword("bench password")
 	email := fmt.Sprintf("bench-%d@example.com", time.Now().UnixNano())
 	if _, err := st.CreateUser(ctx, email, "Bench", hash, store.RoleAdmin); err != nil {
 		return nil, err

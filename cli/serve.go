@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/podpath/podpath/accounts"
 	"log/slog"
 	"net"
 	"os"
@@ -212,11 +213,11 @@ func userCmd() *cobra.Command {
 			if password == "" {
 				password = os.Getenv("PODPATH_PASSWORD")
 			}
-			e, err := server.ValidateEmail(email)
+			e, err := accounts.ValidateEmail(email)
 			if err != nil {
 				return err
 			}
-			if err := server.ValidatePassword(password); err != nil {
+			if err := accounts.ValidatePassword(password); err != nil {
 				return fmt.Errorf("%w (give it with --password or PODPATH_PASSWORD)", err)
 			}
 			if name == "" {
@@ -227,7 +228,7 @@ func userCmd() *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			hash, err := server.HashPassword(password)
+			hash, err := accounts.HashPassword(password)
 			if err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/podpath/podpath/accounts"
 	"io"
 	"net"
 	"net/http"
@@ -82,7 +83,7 @@ type authResponse struct {
 }
 
 func (s *Server) authResponse(c echo.Context, status int, u *store.User, token string) error {
-	ws, err := s.store.WebSessionByToken(c.Request().Context(), hashToken(token))
+	ws, err := s.store.WebSessionByToken(c.Request().Context(), accounts.HashToken(token))
 	if err != nil {
 		return err
 	}

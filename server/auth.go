@@ -2,22 +2,16 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base64"
 	"errors"
 	"net"
 	"net/http"
-	"net/mail"
 	"net/url"
 	"strings"
-	"time"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
-	"golang.org/x/crypto/bcrypt"
 
+	"github.com/podpath/podpath/accounts"
 	"github.com/podpath/podpath/internal/errs"
 	"github.com/podpath/podpath/store"
 )
@@ -35,60 +29,22 @@ const (
 	keySession
 )
 
-// HashPassword hashes a password with bcrypt.
-func HashPassword(pw string) (string, error) {
-	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.DefaultCost)
-	return string(h), err
-}
-
-// ValidatePassword says what is wrong with a new password.
-func ValidatePassword(pw string) error {
-	switch n := utf8.RuneCountInString(pw); {
-	case n < 8:
-		return errors.New("the password needs at least 8 characters")
-	case len(pw) > 72:
-		return errors.New("the password can have at most 72 bytes")
-	}
-	return nil
-}
-
-// ValidateEmail normalises an email address or says what is wrong with it.
-func ValidateEmail(email string) (string, error) {
-	email = strings.TrimSpace(email)
-	a, err := mail.ParseAddress(email)
-	if err != nil || a.Address != email || !strings.Contains(email, "@") || len(email) > 254 {
-		return "", errors.New("enter an email address like ada@example.com")
-	}
-	return email, nil
-}
-
-func randomToken(n int) string {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		panic(err)
-	}
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func hashToken(token string) []byte {
-	sum := sha256.Sum256([]byte(token))
-	return sum[:]
-}
-
 // startWebSession signs the user in: a new random token in an HttpOnly,
 // SameSite=Lax cookie (Secure behind TLS).
 func (s *Server) startWebSession(c echo.Context, u *store.User) (token string, err error) {
-	token = randomToken(32)
-	expires := time.Now().Add(s.cfg.SessionTTL)
-	if err := s.store.CreateWebSession(c.Request().Context(), hashToken(token), u.ID, randomToken(24), expires); err != nil {
+	ws, err := s.accounts.Open(c.Request().Context(), u)
+	if err != nil {
 		return "", err
 	}
-	_ = s.store.TouchLogin(c.Request().Context(), u.ID)
+	s.setSessionCookie(c, ws)
+	return ws.Token, nil
+}
+
+func (s *Server) setSessionCookie(c echo.Context, ws *accounts.Session) {
 	c.SetCookie(&http.Cookie{
-		Name: sessionCookie, Value: token, Path: "/", Expires: expires,
+		Name: sessionCookie, Value: ws.Token, Path: "/", Expires: ws.Expires,
 		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secure(c),
 	})
-	return token, nil
 }
 
 func (s *Server) secure(c echo.Context) bool {
@@ -107,7 +63,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			token = ck.Value
 		}
 		if token != "" && len(token) < 200 {
-			ws, err := s.store.WebSessionByToken(c.Request().Context(), hashToken(token))
+			ws, err := s.store.WebSessionByToken(c.Request().Context(), accounts.HashToken(token))
 			if err == nil {
 				c.Set("user", ws.User)
 				c.Set("websession", ws)
@@ -172,7 +128,7 @@ func (s *Server) formCSRF(c echo.Context) string {
 	if ck, err := c.Cookie(preSessionCookie); err == nil && len(ck.Value) == 32 {
 		return ck.Value
 	}
-	token := randomToken(24)
+	token := accounts.NewToken(24)
 	c.SetCookie(&http.Cookie{Name: preSessionCookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secure(c)})
 	// Later calls in this request see it too.
 	c.Request().AddCookie(&http.Cookie{Name: preSessionCookie, Value: token})
@@ -239,105 +195,32 @@ func (s *Server) fromTrustedProxy(c echo.Context) bool {
 	return false
 }
 
-// errSignupClosed tells someone how to get an account when sign-up is closed.
-const errSignupClosed = "sign-up is closed on this server: ask its admin for an account"
-
-// errPasswordOff answers a password sign-in or sign-up when
-// PODPATH_PASSWORD_LOGIN=false.
-const errPasswordOff = "password sign-in is turned off on this server: sign in with single sign-on (the button on /login, or GET /auth/oidc/login)"
-
-// errBadLogin is the one answer to a wrong email or password.
-var errBadLogin = errs.E(errs.Unauthenticated, "wrong email or password")
-
-// login checks credentials and, when they match, signs the user in.
+// login signs in by password (accounts.Login) and sets the cookie.
 func (s *Server) login(c echo.Context, email, password string) (*store.User, string, error) {
-	if !s.cfg.PasswordLogin {
-		return nil, "", errs.E(errs.Forbidden, errPasswordOff)
-	}
-	email = strings.TrimSpace(email)
-	if ok, err := s.limiter.allow(c.Request().Context(), loginKeys(clientIP(c), email)...); err != nil {
-		return nil, "", err
-	} else if !ok {
-		return nil, "", errs.E(errs.TooMany, translate("errloginrate", lang(c)))
-	}
-	u, err := s.store.UserByEmail(c.Request().Context(), email)
-	if errors.Is(err, store.ErrNotFound) {
-		// Spend the same time as a real check, so timing does not tell
-		// which emails have accounts.
-		_ = bcrypt.CompareHashAndPassword(s.dummyHash, []byte(password))
-		return nil, "", errBadLogin
-	}
+	u, ws, err := s.accounts.Login(c.Request().Context(), clientIP(c), email, password)
 	if err != nil {
 		return nil, "", err
 	}
-	if u.PasswordHash == "" {
-		// An account made by single sign-on has no password: it signs in
-		// there only. Same time, same answer as a wrong password.
-		_ = bcrypt.CompareHashAndPassword(s.dummyHash, []byte(password))
-		return nil, "", errBadLogin
-	}
-	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(password)) != nil {
-		return nil, "", errBadLogin
-	}
-	token, err := s.startWebSession(c, u)
-	return u, token, err
+	s.setSessionCookie(c, ws)
+	return u, ws.Token, nil
 }
 
-// signup creates a learner account and signs it in.
+// signup makes a learner account (accounts.SignUp) and sets the cookie.
 func (s *Server) signup(c echo.Context, email, name, password string) (*store.User, string, error) {
-	if !s.cfg.PasswordLogin {
-		return nil, "", errs.E(errs.Forbidden, errPasswordOff)
-	}
-	if !s.cfg.AllowSignup {
-		if s.cfg.SSO() {
-			return nil, "", errs.E(errs.Forbidden, "sign-up is closed on this server: sign in with single sign-on instead (the button on /login); your account is made at the first sign-in")
-		}
-		return nil, "", errs.E(errs.Forbidden, errSignupClosed)
-	}
-	email, err := ValidateEmail(email)
-	if err != nil {
-		return nil, "", errs.E(errs.Invalid, translate("errbademail", lang(c)))
-	}
-	name = strings.TrimSpace(name)
-	if name == "" {
-		name = strings.SplitN(email, "@", 2)[0]
-	}
-	if utf8.RuneCountInString(name) > 80 {
-		return nil, "", errs.E(errs.Invalid, translate("errnamelong", lang(c)))
-	}
-	if err := ValidatePassword(password); err != nil {
-		key := "errpwshort"
-		if utf8.RuneCountInString(password) >= 8 {
-			key = "errpwlong"
-		}
-		return nil, "", errs.E(errs.Invalid, translate(key, lang(c)))
-	}
-	if ok, err := s.limiter.allow(c.Request().Context(), signupKeys(clientIP(c))...); err != nil {
-		return nil, "", err
-	} else if !ok {
-		return nil, "", errs.E(errs.TooMany, translate("errsignuprate", lang(c)))
-	}
-	hash, err := HashPassword(password)
+	u, ws, err := s.accounts.SignUp(c.Request().Context(), clientIP(c), email, name, password)
 	if err != nil {
 		return nil, "", err
 	}
-	u, err := s.store.SignUp(c.Request().Context(), email, name, hash)
-	if errors.Is(err, store.ErrEmailTaken) {
-		return nil, "", errs.Reword(err, translate("erremailtaken", lang(c)))
-	}
-	if err != nil {
-		return nil, "", err
-	}
-	token, err := s.startWebSession(c, u)
-	return u, token, err
+	s.setSessionCookie(c, ws)
+	return u, ws.Token, nil
 }
 
 func (s *Server) logout(c echo.Context) {
 	if ck, err := c.Cookie(sessionCookie); err == nil {
-		_ = s.store.DeleteWebSession(c.Request().Context(), hashToken(ck.Value))
+		_ = s.accounts.Close(c.Request().Context(), ck.Value)
 	}
 	if h := c.Request().Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
-		_ = s.store.DeleteWebSession(c.Request().Context(), hashToken(strings.TrimPrefix(h, "Bearer ")))
+		_ = s.accounts.Close(c.Request().Context(), strings.TrimPrefix(h, "Bearer "))
 	}
 	c.SetCookie(&http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secure(c)})
 	// The browser's pre-session token goes too: a guest's identity is

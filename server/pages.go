@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/podpath/podpath/accounts"
 	"html/template"
 	"io/fs"
 	"net/http"
@@ -228,7 +229,7 @@ func (s *Server) formLogin(c echo.Context) error {
 		if !ok {
 			return err
 		}
-		if errors.Is(err, errBadLogin) {
+		if errors.Is(err, accounts.ErrBadLogin) {
 			m = translate("errbadlogin", lang(c))
 		}
 		return s.renderLogin(c, http.StatusUnauthorized, map[string]any{"Error": m, "Email": c.FormValue("email")})

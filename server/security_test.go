@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/podpath/podpath/accounts"
 	"io"
 	"net"
 	"net/http"
@@ -378,7 +379,7 @@ func TestMetricsAndReadyz(t *testing.T) {
 	if r := learner.do("GET", "/metrics", nil); r.status != 403 {
 		t.Errorf("/metrics for a learner: %d, want 403", r.status)
 	}
-	hash, _ := server.HashPassword("admin password")
+	hash, _ := accounts.HashPassword("admin password")
 	if _, err := e.store.CreateUser(context.Background(), "root@example.com", "Root", hash, "admin"); err != nil {
 		t.Fatal(err)
 	}

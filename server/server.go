@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/podpath/podpath/accounts"
+	"github.com/podpath/podpath/limits"
 	"log/slog"
 	"math"
 	"net"
@@ -19,7 +21,6 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/podpath/podpath/bus"
 	"github.com/podpath/podpath/internal/errs"
@@ -33,33 +34,32 @@ import (
 
 // Server is podpath serve.
 type Server struct {
-	cfg     Config
-	store   *store.Store
-	labs    []*labs.Lab
-	tracks  []*labs.Track
-	echo    *echo.Echo
-	log     *slog.Logger
-	engine  *session.Sessions
-	metrics *metrics
-	md      *markdown
-	pages   *pages
-	limiter *limiter
-	terms   *terminals
-	proxies []*net.IPNet // PODPATH_TRUSTED_PROXIES
-	streams *streamCounter
-	wsHub   *workshopHub
-	class   *workshops.Class
-	sso     *ssoClient // nil without single sign-on
-	hooks   *webhooks.Dispatcher
-	replica *replica.Replica
+	cfg      Config
+	store    *store.Store
+	labs     []*labs.Lab
+	tracks   []*labs.Track
+	echo     *echo.Echo
+	log      *slog.Logger
+	engine   *session.Sessions
+	metrics  *metrics
+	md       *markdown
+	pages    *pages
+	accounts *accounts.Accounts
+	limiter  *limits.Limiter
+	terms    *terminals
+	proxies  []*net.IPNet // PODPATH_TRUSTED_PROXIES
+	streams  *streamCounter
+	wsHub    *workshopHub
+	class    *workshops.Class
+	sso      *ssoClient // nil without single sign-on
+	hooks    *webhooks.Dispatcher
+	replica  *replica.Replica
 	// closing is closed when the server shuts down (ends workshop streams).
 	closing   chan struct{}
 	closeOnce sync.Once
 
 	// joinMisses counts wrong join codes over all addresses.
-	joinMisses *joinMissWatch
-
-	dummyHash []byte
+	joinMisses *limits.JoinMissWatch
 }
 
 // Deps are what the server is built from (package app composes them).
@@ -67,6 +67,10 @@ type Deps struct {
 	Store *store.Store
 	// Sessions is the session engine, wherever it runs among the replicas.
 	Sessions *session.Sessions
+	// Accounts signs people up and in; Limits are the rate limits (its
+	// own, and the join codes').
+	Accounts *accounts.Accounts
+	Limits   *limits.Limiter
 	// Hooks sends webhook events (the outbox's dispatcher).
 	Hooks *webhooks.Dispatcher
 	// Bus carries live events between the replicas; Replica names this one.
@@ -91,11 +95,10 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	dummy, _ := bcrypt.GenerateFromPassword([]byte("podpath dummy password"), bcrypt.DefaultCost)
 	s := &Server{
 		cfg: cfg, store: d.Store, labs: d.Labs, tracks: d.Tracks, log: d.Log,
-		metrics: newMetrics(), md: newMarkdown(), limiter: newLimiter(d.Store), joinMisses: newJoinMissWatch(),
-		dummyHash: dummy, proxies: proxies, streams: newStreamCounter(cfg.MaxEventStreams),
+		metrics: newMetrics(), md: newMarkdown(), accounts: d.Accounts, limiter: d.Limits, joinMisses: limits.NewJoinMissWatch(),
+		proxies: proxies, streams: newStreamCounter(cfg.MaxEventStreams),
 		wsHub: newWorkshopHub(d.Bus, d.Store, d.Replica.ID, d.Log), replica: d.Replica, closing: make(chan struct{}),
 	}
 	if s.cfg.SSO() {
@@ -110,7 +113,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.hooks = d.Hooks
 	s.engine = d.Sessions
 	s.class = &workshops.Class{
-		Store: d.Store, Engine: d.Sessions, Labs: d.Labs, Live: s.wsHub, Limits: joinLimits{s}, Ended: s.workshopEnded,
+		Store: d.Store, Engine: d.Sessions, Labs: d.Labs, Live: s.wsHub, Limits: limits.JoinLimits{Limiter: d.Limits, Watch: s.joinMisses, Log: d.Log}, Ended: s.workshopEnded,
 		TakeoverTTL: d.Replica.TTL(), Log: d.Log,
 	}
 	// Take-overs first, so that their records say the server ended them
@@ -126,7 +129,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.engine.OnAttempted(s.attempted)
 	s.metrics.registry.MustRegister(s.engine.Metrics().Collectors()...)
 	s.metrics.countShells(s.terms.count)
-	s.metrics.registry.MustRegister(s.joinMisses.total, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+	s.metrics.registry.MustRegister(s.joinMisses.Total, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "podpath_limiter_buckets", Help: "Token buckets the sign-in and join-code limits keep, in the database: every replica's.",
 	}, func() float64 {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -318,7 +321,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopHub()
 	go s.wsHub.run(hubCtx)
-	go s.limiter.forget(hubCtx, time.Minute, s.log)
+	go s.limiter.Forget(hubCtx, time.Minute, s.log)
 	var err error
 	select {
 	case err = <-errc:

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"github.com/podpath/podpath/accounts"
 	"net/http"
 	"slices"
 	"strings"
@@ -125,13 +126,13 @@ func (s *Server) ssoLogin(c echo.Context) error {
 	if ck, err := c.Cookie(ssoCookie); err == nil && len(ck.Value) == 43 {
 		browser = ck.Value // a sign-in in another tab goes on
 	} else {
-		browser = randomToken(32)
+		browser = accounts.NewToken(32)
 	}
 	c.SetCookie(&http.Cookie{Name: ssoCookie, Value: browser, Path: "/auth/oidc/", MaxAge: int(ssoLoginTTL / time.Second),
 		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secure(c)})
-	state, nonce, verifier := randomToken(32), randomToken(32), oauth2.GenerateVerifier()
-	if err := s.store.SaveOIDCLogin(ctx, hashToken(state), store.OIDCLogin{
-		BrowserHash: hashToken(browser), Nonce: nonce, Verifier: verifier,
+	state, nonce, verifier := accounts.NewToken(32), accounts.NewToken(32), oauth2.GenerateVerifier()
+	if err := s.store.SaveOIDCLogin(ctx, accounts.HashToken(state), store.OIDCLogin{
+		BrowserHash: accounts.HashToken(browser), Nonce: nonce, Verifier: verifier,
 		Next: safeNext(c.QueryParam("next")), ExpiresAt: time.Now().Add(ssoLoginTTL),
 	}); err != nil {
 		return err
@@ -159,7 +160,7 @@ func (s *Server) ssoCallback(c echo.Context) error {
 		return s.ssoFail(c, http.StatusBadRequest, "ssobadstate")
 	}
 	// The state is taken at once: whatever happens next, it works once.
-	login, err := s.store.TakeOIDCLogin(ctx, hashToken(state))
+	login, err := s.store.TakeOIDCLogin(ctx, accounts.HashToken(state))
 	if errors.Is(err, store.ErrNotFound) {
 		return s.ssoFail(c, http.StatusBadRequest, "ssobadstate")
 	}
@@ -167,7 +168,7 @@ func (s *Server) ssoCallback(c echo.Context) error {
 		return err
 	}
 	ck, err := c.Cookie(ssoCookie)
-	if err != nil || subtle.ConstantTimeCompare(hashToken(ck.Value), login.BrowserHash) != 1 {
+	if err != nil || subtle.ConstantTimeCompare(accounts.HashToken(ck.Value), login.BrowserHash) != 1 {
 		return s.ssoFail(c, http.StatusBadRequest, "ssobadstate")
 	}
 	if time.Now().After(login.ExpiresAt) {
@@ -221,7 +222,7 @@ func (s *Server) ssoCallback(c echo.Context) error {
 	if !id.verified {
 		return s.ssoFail(c, http.StatusForbidden, "ssounverified", "{email}", id.email)
 	}
-	if email, err := ValidateEmail(id.email); err != nil {
+	if email, err := accounts.ValidateEmail(id.email); err != nil {
 		return s.ssoFail(c, http.StatusForbidden, "ssonoemail")
 	} else {
 		id.email = email

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"github.com/podpath/podpath/accounts"
 	"testing"
 	"time"
 
@@ -9,7 +10,6 @@ import (
 	"github.com/podpath/podpath/internal/fakesandbox"
 	"github.com/podpath/podpath/internal/oidcprovider"
 	"github.com/podpath/podpath/internal/testenv"
-	"github.com/podpath/podpath/server"
 	"github.com/podpath/podpath/store"
 )
 
@@ -31,7 +31,7 @@ func TestSSOLinkDropsASignedUpPassword(t *testing.T) {
 	if r := newClient(t, open.url).do("POST", "/api/signup", map[string]string{"email": "mia@example.com", "password": "mia's password", "name": "Mia"}); r.status != 201 {
 		t.Fatalf("Mia signs up: %d %s", r.status, r.body)
 	}
-	maxHash, err := server.HashPassword("max's password")
+	maxHash, err := accounts.HashPassword("max's password")
 	if err != nil {
 		t.Fatal(err)
 	}

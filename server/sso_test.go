@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/podpath/podpath/accounts"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -153,7 +154,7 @@ func TestSSOBrowser(t *testing.T) {
 	}
 	e, p, _ := ssoServer(t, "", nil)
 	ctx0 := context.Background()
-	hash, _ := server.HashPassword("an admin password")
+	hash, _ := accounts.HashPassword("an admin password")
 	admin, err := e.store.CreateUser(ctx0, "admin@example.com", "Admin", hash, store.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +167,7 @@ func TestSSOBrowser(t *testing.T) {
 	if _, err := e.store.Assign(ctx0, team.ID, store.AssignLab, "yaml-to-process", due, admin.ID); err != nil {
 		t.Fatal(err)
 	}
-	linHash, _ := server.HashPassword("lin's own password")
+	linHash, _ := accounts.HashPassword("lin's own password")
 	// Lin signed up herself (sign-up is open here).
 	lin, err := e.store.SignUp(ctx0, "lin@example.com", "Lin", linHash)
 	if err != nil {
@@ -339,7 +340,7 @@ func TestSSOBrowser(t *testing.T) {
 // on the form and the API, with what to do instead.
 func TestSSOPasswordOff(t *testing.T) {
 	e, _, _ := ssoServer(t, "", func(c *server.Config) { c.PasswordLogin, c.AllowSignup = false, false })
-	hash, _ := server.HashPassword("an admin password")
+	hash, _ := accounts.HashPassword("an admin password")
 	if _, err := e.store.CreateUser(context.Background(), "root@example.com", "Root", hash, store.RoleAdmin); err != nil {
 		t.Fatal(err)
 	}

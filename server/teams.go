@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/podpath/podpath/accounts"
 	"net/http"
 	"strconv"
 	"strings"
@@ -355,7 +356,7 @@ func (s *Server) createInvite(c echo.Context, t *store.Team, req inviteRequest) 
 	if domain != "" && (!strings.Contains(domain, ".") || strings.ContainsAny(domain, "@/ \t") || len(domain) > 253) {
 		return nil, errs.E(errs.Invalid, fmt.Sprintf(`"allowedDomain" %.60q is not a domain; write it like example.com`, req.AllowedDomain))
 	}
-	token := randomToken(24)
+	token := accounts.NewToken(24)
 	inv, err := s.store.CreateInvite(c.Request().Context(), t.ID, token, time.Now().Add(time.Duration(req.ExpiresInHours)*time.Hour), req.MaxUses, domain, currentUser(c).ID)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/csv"
+	"github.com/podpath/podpath/accounts"
 	"net/url"
 	"strconv"
 	"strings"
@@ -95,7 +96,7 @@ func (e *env) account(t *testing.T, email string) *client {
 }
 
 var accountHash = func() string {
-	h, err := server.HashPassword("correct horse")
+	h, err := accounts.HashPassword("correct horse")
 	if err != nil {
 		panic(err)
 	}

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/podpath/podpath/accounts"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -22,7 +23,7 @@ import (
 // adminClient makes an admin account in the store and signs it in.
 func (e *env) adminClient(t *testing.T, email string) *client {
 	t.Helper()
-	hash, _ := server.HashPassword("admin password")
+	hash, _ := accounts.HashPassword("admin password")
 	if _, err := e.store.CreateUser(context.Background(), email, "Root", hash, store.RoleAdmin); err != nil {
 		t.Fatal(err)
 	}

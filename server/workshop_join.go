@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"github.com/podpath/podpath/accounts"
 	"net/http"
 	"strconv"
 	"time"
@@ -142,7 +143,7 @@ func (s *Server) apiJoin(c echo.Context) error {
 		if terr != nil {
 			return terr
 		}
-		ws, terr := s.store.WebSessionByToken(c.Request().Context(), hashToken(token))
+		ws, terr := s.store.WebSessionByToken(c.Request().Context(), accounts.HashToken(token))
 		if terr != nil {
 			return terr
 		}

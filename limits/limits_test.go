@@ -1,4 +1,4 @@
-package server
+package limits
 
 import (
 	"context"
@@ -19,7 +19,7 @@ func (f *fakeClock) now() time.Time { return f.t }
 
 // testLimiter is a limiter on a fresh database (real Postgres) with a clock
 // the test moves; url opens the same database again, as another replica.
-func testLimiter(t *testing.T) (*limiter, *fakeClock, string) {
+func testLimiter(t *testing.T) (*Limiter, *fakeClock, string) {
 	t.Helper()
 	url := testenv.Postgres(t)
 	l := openLimiter(t, url)
@@ -31,42 +31,42 @@ func testLimiter(t *testing.T) (*limiter, *fakeClock, string) {
 	return l, clk, url
 }
 
-func openLimiter(t *testing.T, url string) *limiter {
+func openLimiter(t *testing.T, url string) *Limiter {
 	t.Helper()
 	st, err := store.Open(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(st.Close)
-	return newLimiter(st)
+	return New(st)
 }
 
-func mustAllow(t *testing.T, l *limiter, keys ...limitKey) bool {
+func mustAllow(t *testing.T, l *Limiter, keys ...Key) bool {
 	t.Helper()
-	ok, err := l.allow(context.Background(), keys...)
+	ok, err := l.Allow(context.Background(), keys...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ok
 }
 
-func mustExhausted(t *testing.T, l *limiter, keys ...limitKey) bool {
+func mustExhausted(t *testing.T, l *Limiter, keys ...Key) bool {
 	t.Helper()
-	out, err := l.exhausted(context.Background(), keys...)
+	out, err := l.Exhausted(context.Background(), keys...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return out
 }
 
-func mustCharge(t *testing.T, l *limiter, keys ...limitKey) {
+func mustCharge(t *testing.T, l *Limiter, keys ...Key) {
 	t.Helper()
-	if err := l.charge(context.Background(), keys...); err != nil {
+	if err := l.Charge(context.Background(), keys...); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func bucketCount(t *testing.T, l *limiter) int {
+func bucketCount(t *testing.T, l *Limiter) int {
 	t.Helper()
 	n, err := l.store.RateBuckets(context.Background())
 	if err != nil {
@@ -79,7 +79,7 @@ func bucketCount(t *testing.T, l *limiter) int {
 // the same address however it is typed.
 func TestLimiterKeysAreBounded(t *testing.T) {
 	huge := strings.Repeat("a", 900<<10) + "@example.com"
-	for _, k := range append(loginKeys("203.0.113.7", huge), loginKeys("2001:db8:1:2:3:4:5:6", "x@example.com")...) {
+	for _, k := range append(LoginKeys("203.0.113.7", huge), LoginKeys("2001:db8:1:2:3:4:5:6", "x@example.com")...) {
 		if len(k.key) > 80 {
 			t.Errorf("a bucket key of %d bytes: %.100s...", len(k.key), k.key)
 		}
@@ -99,13 +99,13 @@ func TestLimiterForgetsFullBuckets(t *testing.T) {
 	l, clk, _ := testLimiter(t)
 	ctx := context.Background()
 	for i := range 200 {
-		mustAllow(t, l, loginKeys(fmt.Sprintf("198.51.%d.%d", i/250, i%250), fmt.Sprintf("u%d@example.com", i))...)
+		mustAllow(t, l, LoginKeys(fmt.Sprintf("198.51.%d.%d", i/250, i%250), fmt.Sprintf("u%d@example.com", i))...)
 	}
 	if n := bucketCount(t, l); n != 600 {
 		t.Fatalf("%d buckets after 200 distinct sign-ins, want 600", n)
 	}
 	for range 10 {
-		mustAllow(t, l, loginKeys("192.0.2.1", "now@example.com")...)
+		mustAllow(t, l, LoginKeys("192.0.2.1", "now@example.com")...)
 	}
 	clk.t = clk.t.Add(30 * time.Second)
 	// Half a minute on, the 200 sign-ins' buckets are full again, and so
@@ -121,7 +121,7 @@ func TestLimiterForgetsFullBuckets(t *testing.T) {
 	// It kept its level: the 5 tokens half a minute gave back, no more.
 	allowed := 0
 	for range 10 {
-		if mustAllow(t, l, loginKeys("192.0.2.1", "now@example.com")...) {
+		if mustAllow(t, l, LoginKeys("192.0.2.1", "now@example.com")...) {
 			allowed++
 		}
 	}
@@ -136,20 +136,20 @@ func TestLimiterNoVictimLockout(t *testing.T) {
 	l, _, _ := testLimiter(t)
 	refused := 0
 	for range 30 {
-		if !mustAllow(t, l, loginKeys("203.0.113.7", "victim@example.com")...) {
+		if !mustAllow(t, l, LoginKeys("203.0.113.7", "victim@example.com")...) {
 			refused++
 		}
 	}
 	if refused != 20 {
 		t.Errorf("one address guessing one account: %d of 30 refused, want 20", refused)
 	}
-	if !mustAllow(t, l, loginKeys("198.51.100.9", "victim@example.com")...) {
+	if !mustAllow(t, l, LoginKeys("198.51.100.9", "victim@example.com")...) {
 		t.Error("the victim is locked out by another address's failures")
 	}
 	// Spraying many accounts from one address is limited too.
 	refused = 0
 	for i := range 60 {
-		if !mustAllow(t, l, loginKeys("203.0.113.8", fmt.Sprintf("u%d@example.com", i))...) {
+		if !mustAllow(t, l, LoginKeys("203.0.113.8", fmt.Sprintf("u%d@example.com", i))...) {
 			refused++
 		}
 	}
@@ -159,7 +159,7 @@ func TestLimiterNoVictimLockout(t *testing.T) {
 	// Many addresses together on one account hit the per-email limit.
 	refused = 0
 	for i := range 200 {
-		if !mustAllow(t, l, loginKeys(fmt.Sprintf("192.0.2.%d", i), "target@example.com")...) {
+		if !mustAllow(t, l, LoginKeys(fmt.Sprintf("192.0.2.%d", i), "target@example.com")...) {
 			refused++
 		}
 	}
@@ -174,14 +174,14 @@ func TestLimiterNoVictimLockout(t *testing.T) {
 func TestLimiterRefusalsMakeNoBuckets(t *testing.T) {
 	l, _, _ := testLimiter(t)
 	for range 10 {
-		mustAllow(t, l, loginKeys("198.51.100.7", "victim@example.com")...)
+		mustAllow(t, l, LoginKeys("198.51.100.7", "victim@example.com")...)
 	}
-	if mustAllow(t, l, loginKeys("198.51.100.7", "victim@example.com")...) {
+	if mustAllow(t, l, LoginKeys("198.51.100.7", "victim@example.com")...) {
 		t.Fatal("the 11th guess of one account from one address was let through")
 	}
 	allowed := 0
 	for i := range 1000 {
-		if mustAllow(t, l, loginKeys("203.0.113.7", fmt.Sprintf("spray%d@example.com", i))...) {
+		if mustAllow(t, l, LoginKeys("203.0.113.7", fmt.Sprintf("spray%d@example.com", i))...) {
 			allowed++
 		}
 	}
@@ -191,7 +191,7 @@ func TestLimiterRefusalsMakeNoBuckets(t *testing.T) {
 	if n := bucketCount(t, l); n > 100 {
 		t.Errorf("the limiter keeps %d buckets after 1000 sign-ins from one address, 970 refused; want the few of the ones let through", n)
 	}
-	if mustAllow(t, l, loginKeys("198.51.100.7", "victim@example.com")...) {
+	if mustAllow(t, l, LoginKeys("198.51.100.7", "victim@example.com")...) {
 		t.Error("the guesser's used-up bucket was lost: guessing goes on")
 	}
 }
@@ -203,7 +203,7 @@ func TestLimiterJoinMisses(t *testing.T) {
 	l, clk, _ := testLimiter(t)
 	misses := 0
 	for i := range 2100 {
-		keys := joinMissKeys(fmt.Sprintf("2001:db8:%x::1", i), "")
+		keys := JoinMissKeys(fmt.Sprintf("2001:db8:%x::1", i), "")
 		if mustExhausted(t, l, keys...) {
 			break
 		}
@@ -213,27 +213,27 @@ func TestLimiterJoinMisses(t *testing.T) {
 	if misses != 2000 {
 		t.Errorf("wrong codes from distinct /48s of one /32: %d before the first refusal, want 2000", misses)
 	}
-	if mustExhausted(t, l, joinMissKeys("2001:db9::1", "")...) {
+	if mustExhausted(t, l, JoinMissKeys("2001:db9::1", "")...) {
 		t.Error("another /32 is refused")
 	}
-	if a, b := joinMissKeys("::ffff:192.0.2.1", ""), joinMissKeys("192.0.2.1", ""); len(a) != 1 || a[0] != b[0] {
+	if a, b := JoinMissKeys("::ffff:192.0.2.1", ""), JoinMissKeys("192.0.2.1", ""); len(a) != 1 || a[0] != b[0] {
 		t.Errorf("an IPv4-mapped address counts as %v, the IPv4 address as %v", a, b)
 	}
 	ip := "192.0.2.44"
 	for range 220 {
-		mustCharge(t, l, joinMissKeys(ip, "")...)
+		mustCharge(t, l, JoinMissKeys(ip, "")...)
 	}
-	if !mustExhausted(t, l, joinMissKeys(ip, "")...) {
+	if !mustExhausted(t, l, JoinMissKeys(ip, "")...) {
 		t.Fatal("220 wrong codes from one IPv4 address did not use up its budget")
 	}
 	// 20 owed: 200 a minute gives them back in 6 s, and one more token in
 	// 0.3 s after that.
 	clk.t = clk.t.Add(6 * time.Second)
-	if !mustExhausted(t, l, joinMissKeys(ip, "")...) {
+	if !mustExhausted(t, l, JoinMissKeys(ip, "")...) {
 		t.Error("the budget came back before what was owed was paid")
 	}
 	clk.t = clk.t.Add(time.Second)
-	if mustExhausted(t, l, joinMissKeys(ip, "")...) {
+	if mustExhausted(t, l, JoinMissKeys(ip, "")...) {
 		t.Error("the budget did not come back at its rate")
 	}
 }
@@ -250,7 +250,7 @@ func TestLimiterSharedByReplicas(t *testing.T) {
 		if i%2 == 1 {
 			l = b
 		}
-		if mustAllow(t, l, loginKeys("203.0.113.7", "victim@example.com")...) {
+		if mustAllow(t, l, LoginKeys("203.0.113.7", "victim@example.com")...) {
 			allowed++
 		}
 	}
@@ -259,14 +259,14 @@ func TestLimiterSharedByReplicas(t *testing.T) {
 	}
 	// 40 at once, half on each replica, on a fresh address and account:
 	// its buckets have no rows yet when the first requests decide.
-	if n := allowAtOnce(t, 40, a, b, loginKeys("198.51.100.20", "race@example.com")...); n != 10 {
+	if n := allowAtOnce(t, 40, a, b, LoginKeys("198.51.100.20", "race@example.com")...); n != 10 {
 		t.Errorf("40 sign-ins at once over two replicas: %d let through, want 10", n)
 	}
 }
 
 // allowAtOnce sends n requests for keys at the same moment, alternately
 // through each limiter (replica), and says how many were let through.
-func allowAtOnce(t *testing.T, n int, a, b *limiter, keys ...limitKey) int {
+func allowAtOnce(t *testing.T, n int, a, b *Limiter, keys ...Key) int {
 	t.Helper()
 	var wg sync.WaitGroup
 	var allowed atomic.Int32
@@ -280,7 +280,7 @@ func allowAtOnce(t *testing.T, n int, a, b *limiter, keys ...limitKey) int {
 		go func() {
 			defer wg.Done()
 			<-start
-			ok, err := l.allow(context.Background(), keys...)
+			ok, err := l.Allow(context.Background(), keys...)
 			if err != nil {
 				t.Error(err)
 			}
@@ -301,7 +301,7 @@ func TestLimiterNewBucketRace(t *testing.T) {
 	a, clk, url := testLimiter(t)
 	b := openLimiter(t, url)
 	b.now = clk.now
-	key := limitKey{"test:race", limit{perMinute: 1, burst: 2}}
+	key := Key{"test:race", limit{perMinute: 1, burst: 2}}
 	for round := range 5 {
 		key.key = fmt.Sprintf("test:race:%d", round)
 		if n := allowAtOnce(t, 16, a, b, key); n != 2 {

@@ -1,4 +1,7 @@
-package server
+// Package limits keeps podpath's rate limits as token buckets in Postgres,
+// shared by every replica: sign-in and sign-up (per address and email) and
+// wrong join codes (per browser and address). See docs/SECURITY.md.
+package limits
 
 import (
 	"context"
@@ -44,26 +47,26 @@ type limit struct {
 	burst     int
 }
 
-// limitKey names one bucket and its limit.
-type limitKey struct {
+// Key names one bucket and its limit.
+type Key struct {
 	key string
 	limit
 }
 
-// limiter keeps the token buckets of the sign-in and join-code limits in
+// Limiter keeps the token buckets of the sign-in and join-code limits in
 // the database (store.TakeTokens), so every replica draws on the same
 // budget: two replicas behind a balancer give a guesser one budget, not
 // two. A bucket is written only for a request a limit lets through (or a
 // wrong join code): a flood of refused requests writes nothing. Buckets
 // are forgotten once they are full again, which forgives nothing.
-type limiter struct {
+type Limiter struct {
 	store *store.Store
 	now   func() time.Time
 }
 
-func newLimiter(st *store.Store) *limiter { return &limiter{store: st, now: time.Now} }
+func New(st *store.Store) *Limiter { return &Limiter{store: st, now: time.Now} }
 
-func buckets(keys []limitKey) []store.Bucket {
+func buckets(keys []Key) []store.Bucket {
 	bs := make([]store.Bucket, len(keys))
 	for i, k := range keys {
 		bs[i] = store.Bucket{Key: k.key, PerMinute: k.perMinute, Burst: k.burst}
@@ -71,31 +74,31 @@ func buckets(keys []limitKey) []store.Bucket {
 	return bs
 }
 
-// allow takes a token from every key's bucket if each has one, and none
+// Allow takes a token from every key's bucket if each has one, and none
 // otherwise: a refused attempt does not also drain the buckets that had
 // room, and writes nothing.
-func (l *limiter) allow(ctx context.Context, keys ...limitKey) (bool, error) {
+func (l *Limiter) Allow(ctx context.Context, keys ...Key) (bool, error) {
 	return l.store.TakeTokens(ctx, l.now(), buckets(keys)...)
 }
 
-// exhausted reports whether any key's bucket has no token left now. It
+// Exhausted reports whether any key's bucket has no token left now. It
 // takes nothing and writes nothing.
-func (l *limiter) exhausted(ctx context.Context, keys ...limitKey) (bool, error) {
+func (l *Limiter) Exhausted(ctx context.Context, keys ...Key) (bool, error) {
 	return l.store.Exhausted(ctx, l.now(), buckets(keys)...)
 }
 
-// charge takes a token from every key's bucket, even from one that has
+// Charge takes a token from every key's bucket, even from one that has
 // none left (it then owes, and refuses until it has paid back): for a
 // request that was let through (exhausted said no) and turned out to
 // count, such as a wrong join code. Requests let through at the same
 // moment each pay: what slips past the limit at once is owed afterwards.
-func (l *limiter) charge(ctx context.Context, keys ...limitKey) error {
+func (l *Limiter) Charge(ctx context.Context, keys ...Key) error {
 	return l.store.ChargeTokens(ctx, l.now(), buckets(keys)...)
 }
 
-// forget drops the buckets that are full again, every interval until ctx
+// Forget drops the buckets that are full again, every interval until ctx
 // ends. Every replica runs it; a bucket dropped twice is dropped once.
-func (l *limiter) forget(ctx context.Context, interval time.Duration, log *slog.Logger) {
+func (l *Limiter) Forget(ctx context.Context, interval time.Duration, log *slog.Logger) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -137,23 +140,23 @@ func addrKey(ip string) string {
 	return p.String()
 }
 
-// loginKeys are the buckets one sign-in attempt takes from.
-func loginKeys(ip, email string) []limitKey {
+// LoginKeys are the buckets one sign-in attempt takes from.
+func LoginKeys(ip, email string) []Key {
 	a, m := addrKey(ip), emailKey(email)
-	return []limitKey{
+	return []Key{
 		{"ae:" + a + " " + m, limitAddrEmail},
 		{"a:" + a, limitAddr},
 		{"e:" + m, limitEmail},
 	}
 }
 
-// joinMissKeys are the buckets a wrong join code takes from: the browser's
+// JoinMissKeys are the buckets a wrong join code takes from: the browser's
 // (when the request names one) and the client address's, counted as an
 // IPv4 address, or an IPv6 /64, /48 and /32.
-func joinMissKeys(ip, browser string) []limitKey {
-	var keys []limitKey
+func JoinMissKeys(ip, browser string) []Key {
+	var keys []Key
 	if browser != "" {
-		keys = append(keys, limitKey{"jb:" + browser, limitJoinBrowser})
+		keys = append(keys, Key{"jb:" + browser, limitJoinBrowser})
 	}
 	p := net.ParseIP(ip)
 	switch {
@@ -161,49 +164,50 @@ func joinMissKeys(ip, browser string) []limitKey {
 		if len(ip) > 64 {
 			ip = ip[:64]
 		}
-		keys = append(keys, limitKey{"ja:" + ip, limitJoinAddr})
+		keys = append(keys, Key{"ja:" + ip, limitJoinAddr})
 	case p.To4() != nil:
-		keys = append(keys, limitKey{"ja:" + p.To4().String(), limitJoinAddr})
+		keys = append(keys, Key{"ja:" + p.To4().String(), limitJoinAddr})
 	default:
 		prefix := func(bits int) string { return p.Mask(net.CIDRMask(bits, 128)).String() + "/" + strconv.Itoa(bits) }
 		keys = append(keys,
-			limitKey{"ja:" + prefix(64), limitJoinAddr},
-			limitKey{"ja:" + prefix(48), limitJoinAddr},
-			limitKey{"jn:" + prefix(32), limitJoinNet})
+			Key{"ja:" + prefix(64), limitJoinAddr},
+			Key{"ja:" + prefix(48), limitJoinAddr},
+			Key{"jn:" + prefix(32), limitJoinNet})
 	}
 	return keys
 }
 
-func signupKeys(ip string) []limitKey {
-	return []limitKey{{"s:" + addrKey(ip), limitSignup}}
+func SignupKeys(ip string) []Key {
+	return []Key{{"s:" + addrKey(ip), limitSignup}}
 }
 
 // joinMissAlarm is the rate of wrong join codes, over every address,
 // above which the server warns once a minute that codes are being guessed.
 const joinMissAlarm = 1000
 
-// joinMissWatch counts wrong join codes over all addresses: a metric, and
+// JoinMissWatch counts wrong join codes over all addresses: a metric, and
 // a warning in the log past joinMissAlarm a minute. It blocks nothing:
 // a global limit would let anyone stop every class from joining.
-type joinMissWatch struct {
-	mu     sync.Mutex
-	now    func() time.Time
-	total  prometheus.Counter
+type JoinMissWatch struct {
+	mu  sync.Mutex
+	now func() time.Time
+	// Total counts every wrong code; register it with the metrics.
+	Total  prometheus.Counter
 	window time.Time // the start of the current minute's count
 	n      int
 }
 
-func newJoinMissWatch() *joinMissWatch {
-	return &joinMissWatch{now: time.Now, total: prometheus.NewCounter(prometheus.CounterOpts{
+func NewJoinMissWatch() *JoinMissWatch {
+	return &JoinMissWatch{now: time.Now, Total: prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "podpath_join_code_misses_total",
 		Help: "Join codes that opened no workshop (unknown, retired, or of a workshop not open), from any address.",
 	})}
 }
 
-// miss counts one wrong code and warns when the minute's count reaches
+// Miss counts one wrong code and warns when the minute's count reaches
 // the alarm.
-func (m *joinMissWatch) miss(log *slog.Logger) {
-	m.total.Inc()
+func (m *JoinMissWatch) Miss(log *slog.Logger) {
+	m.Total.Inc()
 	m.mu.Lock()
 	now := m.now()
 	if now.Sub(m.window) >= time.Minute {
@@ -218,19 +222,26 @@ func (m *joinMissWatch) miss(log *slog.Logger) {
 	}
 }
 
-// joinLimits is the workshops' budget of wrong join codes (workshops.Limits):
-// the limiter's buckets by browser and address, and the count over all
-// addresses.
-type joinLimits struct{ s *Server }
-
-func (j joinLimits) JoinRefused(ctx context.Context, ip, browser string) (bool, error) {
-	return j.s.limiter.exhausted(ctx, joinMissKeys(ip, browser)...)
+// JoinLimits is the workshops' budget of wrong join codes (it is a
+// workshops.Limits): the limiter's buckets by browser and address, and
+// the count over all addresses.
+type JoinLimits struct {
+	Limiter *Limiter
+	Watch   *JoinMissWatch
+	Log     *slog.Logger
 }
 
-func (j joinLimits) JoinMissed(ctx context.Context, ip, browser string) error {
-	if err := j.s.limiter.charge(ctx, joinMissKeys(ip, browser)...); err != nil {
+// JoinRefused says whether a join from ip and browser is refused before
+// its code is looked at.
+func (j JoinLimits) JoinRefused(ctx context.Context, ip, browser string) (bool, error) {
+	return j.Limiter.Exhausted(ctx, JoinMissKeys(ip, browser)...)
+}
+
+// JoinMissed charges a wrong code to ip and browser and counts it.
+func (j JoinLimits) JoinMissed(ctx context.Context, ip, browser string) error {
+	if err := j.Limiter.Charge(ctx, JoinMissKeys(ip, browser)...); err != nil {
 		return err
 	}
-	j.s.joinMisses.miss(j.s.log)
+	j.Watch.Miss(j.Log)
 	return nil
 }
