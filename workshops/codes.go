@@ -11,7 +11,7 @@ import (
 const CodeAlphabet = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 
 // CodeLength is a new join code's length: 31^10, about 2^49.5 codes, so a
-// guesser within the join limits (server/limiter.go) needs years per hit
+// guesser within the join limits (limits/limits.go) needs years per hit
 // (the sums are in docs/SECURITY.md). Codes of 6 made before keep working
 // until their workshop ends.
 const CodeLength = 10

@@ -18,7 +18,7 @@ import (
 )
 
 // Limits is the budget of wrong join codes, by client address and by
-// browser (server/limiter.go keeps it in Postgres for every replica).
+// browser (limits/limits.go keeps it in Postgres for every replica).
 type Limits interface {
 	// JoinRefused says whether the address or the browser has no wrong
 	// code left.
