@@ -5,9 +5,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/podpath/podpath/internal/errs"
 	"github.com/podpath/podpath/labs"
 	"github.com/podpath/podpath/store"
-	"github.com/podpath/podpath/workshops"
 )
 
 // The home page of a workshop's learner: their workshop, what they passed
@@ -86,16 +86,18 @@ func (s *Server) homeWorkshop(c echo.Context, u *store.User, active *store.LabSe
 	if active != nil && active.WorkshopID != nil && *active.WorkshopID == w.ID {
 		hw.Active = active
 	}
-	ln, err := s.store.WorkshopLearner(ctx, w.ID, u.ID)
-	if err != nil {
+	row, err := s.class.LearnerRow(ctx, w, u.ID, now)
+	if errs.KindOf(err) == errs.NotFound {
 		return hw
 	}
-	d, err := workshops.Load(ctx, s.store, w)
 	if err != nil {
 		s.log.Warn("home: the learner's results", "workshop", w.ID, "err", err)
 		return hw
 	}
-	row := s.learnerRow(c, d, ln)
+	activeLab := ""
+	if row.Active != nil {
+		activeLab = row.Active.LabID
+	}
 	lg := lang(c)
 	for _, id := range w.LabIDs {
 		l := labs.Find(s.labs, id)
@@ -109,7 +111,7 @@ func (s *Server) homeWorkshop(c echo.Context, u *store.User, active *store.LabSe
 			if cell == nil {
 				continue
 			}
-			if cell.Status == store.StepPassed || cell.Status == store.StepSkipped {
+			if cell.Done() {
 				r.Done++
 			}
 			if cell.Status != store.StepPending {
@@ -119,7 +121,7 @@ func (s *Server) homeWorkshop(c echo.Context, u *store.User, active *store.LabSe
 		switch {
 		case r.Done == r.Total:
 			r.Status = "completed"
-		case tried || row.Lab == l.ID:
+		case tried || activeLab == l.ID:
 			r.Status = "inprogress"
 		}
 		hw.Results = append(hw.Results, r)

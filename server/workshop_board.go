@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"time"
 
@@ -10,9 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/podpath/podpath/bus"
-	"github.com/podpath/podpath/internal/errs"
 	"github.com/podpath/podpath/labs"
-	"github.com/podpath/podpath/progress"
 	"github.com/podpath/podpath/store"
 	"github.com/podpath/podpath/workshops"
 )
@@ -81,109 +78,53 @@ type CellView struct {
 	TimeToPassSeconds *int `json:"timeToPassSeconds,omitempty"`
 }
 
-// boardData is what rows are computed from, read once per board.
-func (s *Server) boardSteps(c echo.Context, w *store.Workshop) []BoardStep {
-	lg := lang(c)
-	var out []BoardStep
-	for _, id := range w.LabIDs {
-		l := labs.Find(s.labs, id)
-		if l == nil {
-			continue
-		}
-		for _, st := range l.Steps {
-			out = append(out, BoardStep{Key: l.ID + "/" + st.ID, Lab: l.ID, LabTitle: l.Title.In(lg), Step: st.ID, Title: st.Title.In(lg)})
-		}
+func boardSteps(cols []workshops.Column, lg string) []BoardStep {
+	out := make([]BoardStep, len(cols))
+	for i, col := range cols {
+		out[i] = BoardStep{Key: col.Key(), Lab: col.Lab.ID, LabTitle: col.Lab.Title.In(lg), Step: col.Step.ID, Title: col.Step.Title.In(lg)}
 	}
 	return out
 }
 
-// learnerRow computes a learner's row: per lab, the latest session of the
-// lab counts (a reset copies the progress it keeps into the new one).
-func (s *Server) learnerRow(c echo.Context, d *workshops.Data, ln *store.Learner) *LearnerRow {
-	lg := lang(c)
-	now := time.Now()
+// learnerRow is a board row (workshops.Row) in the words of lg.
+func learnerRow(r *workshops.Row, lg string, now time.Time) *LearnerRow {
+	ln := r.Learner
 	row := &LearnerRow{ID: ln.UserID, Name: ln.Name, Guest: ln.Guest, JoinedAt: ln.JoinedAt, Hand: ln.HandAt != nil, HandAt: ln.HandAt,
-		Cells: map[string]*CellView{}}
-	latest := map[string]*store.LabSession{}
-	var active *store.LabSession
-	for _, sess := range d.Sessions[ln.UserID] {
-		latest[sess.LabID] = sess
-		if sess.State == store.SessionActive {
-			active = sess
+		Passed: r.Passed, Total: r.Total, Cells: make(map[string]*CellView, len(r.Cells))}
+	for key, cell := range r.Cells {
+		v := &CellView{Status: cell.Status}
+		if st := cell.Stat; st != nil {
+			v.Attempts, v.Failed, v.Hints = st.Attempts, st.Failed, st.Hints
+			at := st.UpdatedAt
+			v.At = &at
+			if st.Status == store.StepFailed && st.LastFailedCheck != nil {
+				var name labs.Text
+				if json.Unmarshal(st.LastFailedCheck, &name) == nil {
+					v.Check = name.In(lg)
+				}
+				v.Observed = observedWords(st.ObservedWords, st.Observed, lg)
+			}
 		}
+		if cell.TimeToPass != nil {
+			secs := int(cell.TimeToPass.Seconds())
+			v.TimeToPassSeconds = &secs
+		}
+		row.Cells[key] = v
 	}
-	for _, id := range d.W.LabIDs {
-		l := labs.Find(s.labs, id)
-		if l == nil {
-			continue
-		}
-		sess := latest[id]
-		var stats map[string]*store.StepStat
-		var prev *time.Time
-		if sess != nil {
-			stats = d.Stats[sess.ID]
-			start := sess.CreatedAt
-			if first := d.Sessions[ln.UserID]; len(first) > 0 {
-				for _, x := range first {
-					if x.LabID == id {
-						start = x.CreatedAt // the lab's first session
-						break
-					}
-				}
-			}
-			prev = &start
-		}
-		for _, st := range l.Steps {
-			row.Total++
-			cell := &CellView{Status: store.StepPending}
-			if stat := stats[st.ID]; stat != nil {
-				cell.Status, cell.Attempts, cell.Failed, cell.Hints = stat.Status, stat.Attempts, stat.Failed, stat.Hints
-				at := stat.UpdatedAt
-				cell.At = &at
-				if stat.Status == store.StepFailed && stat.LastFailedCheck != nil {
-					var name labs.Text
-					if json.Unmarshal(stat.LastFailedCheck, &name) == nil {
-						cell.Check = name.In(lg)
-					}
-					cell.Observed = observedWords(stat.ObservedWords, stat.Observed, lg)
-				}
-				if stat.PassedAt != nil && prev != nil && stat.Status == store.StepPassed {
-					secs := max(0, int(stat.PassedAt.Sub(*prev).Seconds()))
-					cell.TimeToPassSeconds = &secs
-				}
-				if stat.PassedAt != nil {
-					prev = stat.PassedAt
-				}
-			}
-			if cell.Status == store.StepPassed || cell.Status == store.StepSkipped {
-				row.Passed++
-			}
-			row.Cells[l.ID+"/"+st.ID] = cell
-		}
-	}
-	if active != nil {
-		row.SessionID, row.Lab = active.ID.String(), active.LabID
-		row.IdleSeconds = max(0, int(now.Sub(active.LastActivityAt).Seconds()))
-		if st, ok := s.engine.State(active.ID); ok {
-			row.Cluster = st
-		} else if sb, err := s.store.SandboxOf(c.Request().Context(), active.ID); err == nil {
-			row.Cluster = sb.State
-		}
-		if l := s.engine.SessionLab(active); l != nil {
-			steps := progress.FromStats(d.Stats[active.ID])
-			if st := progress.Current(l, steps); st != nil {
-				since := progress.Began(l, st.ID, steps, active.CreatedAt)
-				row.CurrentStep = l.ID + "/" + st.ID
-				row.StepSince = &since
-				switch why, n := workshops.Stuck(steps[st.ID].Failed, since, now); why {
-				case workshops.ByFails:
-					row.Stuck, row.StuckWhy = true, plural(lg, "wsstuckfails", n, "step", st.Title.In(lg))
-				case workshops.ByMinutes:
-					row.Stuck, row.StuckWhy = true, plural(lg, "wsstuckminutes", n, "step", st.Title.In(lg))
-				}
+	if a := r.Active; a != nil {
+		row.SessionID, row.Lab, row.Cluster = a.ID.String(), a.LabID, r.Cluster
+		row.IdleSeconds = max(0, int(now.Sub(a.LastActivityAt).Seconds()))
+		if r.Current != nil {
+			since := r.StepSince
+			row.CurrentStep, row.StepSince = r.Lab.ID+"/"+r.Current.ID, &since
+			switch r.StuckBy {
+			case workshops.ByFails:
+				row.Stuck, row.StuckWhy = true, plural(lg, "wsstuckfails", r.StuckN, "step", r.Current.Title.In(lg))
+			case workshops.ByMinutes:
+				row.Stuck, row.StuckWhy = true, plural(lg, "wsstuckminutes", r.StuckN, "step", r.Current.Title.In(lg))
 			}
 		}
-		if t := d.Takeovers[active.ID]; t != nil {
+		if t := r.Takeover; t != nil {
 			row.Takeover = &TakeoverRef{Instructor: t.Instructor, Since: t.StartedAt}
 		}
 	}
@@ -191,37 +132,27 @@ func (s *Server) learnerRow(c echo.Context, d *workshops.Data, ln *store.Learner
 }
 
 func (s *Server) board(c echo.Context, w *store.Workshop) (*BoardView, error) {
-	ctx := c.Request().Context()
-	learners, err := s.store.WorkshopLearners(ctx, w.ID)
+	now := time.Now()
+	rows, err := s.class.Board(c.Request().Context(), w, now)
 	if err != nil {
 		return nil, err
 	}
-	d, err := workshops.Load(ctx, s.store, w)
-	if err != nil {
-		return nil, err
-	}
-	b := &BoardView{Workshop: s.workshopView(c, w, true), Steps: s.boardSteps(c, w), StuckAttempts: workshops.StuckAttempts, StuckMinutes: workshops.StuckMinutes,
-		Learners: []*LearnerRow{}}
-	for _, ln := range learners {
-		b.Learners = append(b.Learners, s.learnerRow(c, d, ln))
+	lg := lang(c)
+	b := &BoardView{Workshop: s.workshopView(c, w, true), Steps: boardSteps(s.class.Columns(w), lg), StuckAttempts: workshops.StuckAttempts, StuckMinutes: workshops.StuckMinutes,
+		Learners: make([]*LearnerRow, 0, len(rows))}
+	for _, r := range rows {
+		b.Learners = append(b.Learners, learnerRow(r, lg, now))
 	}
 	return b, nil
 }
 
 func (s *Server) oneLearnerRow(c echo.Context, w *store.Workshop, userID int64) (*LearnerRow, error) {
-	ctx := c.Request().Context()
-	ln, err := s.store.WorkshopLearner(ctx, w.ID, userID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errs.E(errs.NotFound, translate("errnolearner", lang(c)))
-	}
+	now := time.Now()
+	r, err := s.class.LearnerRow(c.Request().Context(), w, userID, now)
 	if err != nil {
 		return nil, err
 	}
-	d, err := workshops.Load(ctx, s.store, w)
-	if err != nil {
-		return nil, err
-	}
-	return s.learnerRow(c, d, ln), nil
+	return learnerRow(r, lang(c), now), nil
 }
 
 func (s *Server) apiBoard(c echo.Context) error {

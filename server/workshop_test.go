@@ -23,6 +23,7 @@ import (
 	"github.com/podpath/podpath/server"
 	"github.com/podpath/podpath/server/terminal"
 	"github.com/podpath/podpath/store"
+	"github.com/podpath/podpath/workshops"
 )
 
 type workshopView struct {
@@ -1184,4 +1185,76 @@ func TestWorkshopClosedCodeIsAMiss(t *testing.T) {
 	if n := countRows(t, e, "workshop_learners"); n != 0 {
 		t.Errorf("closed codes took %d seats", n)
 	}
+}
+
+// The board's row of a learner, as the workshops package computes it: the
+// passed count, each pass's time from the pass before it (not from the
+// lab's start), the step they are on and the stuck rule by failed checks;
+// the results download says the same.
+func TestWorkshopBoardRow(t *testing.T) {
+	e := startServer(t, workshopConfig(t), fakesandbox.New())
+	ctx := context.Background()
+	now := time.Now()
+	grace := e.instructor(t, "grace@example.com")
+	w := grace.createWorkshop(t, workshopBody("Rows", now.Add(-time.Minute), now.Add(time.Hour), 3, true))
+	ada := newClient(t, e.url)
+	_, j := ada.join(w.Code, "Ada")
+	var lab struct{ Steps []struct{ ID string } }
+	ada.do("GET", "/api/labs/yaml-to-process", nil).json(t, &lab)
+	id := mustUUID(t, j.Session.ID)
+	record := func(step string, passed bool) {
+		t.Helper()
+		if err := e.store.RecordAttempt(ctx, &store.Attempt{LabSessionID: id, StepID: step, Kind: store.AttemptCheck, Passed: passed}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(1500 * time.Millisecond) // the first pass comes 1.5 s after the start
+	record(lab.Steps[0].ID, true)
+	record(lab.Steps[1].ID, true) // the second right after the first
+	for range workshops.StuckAttempts {
+		record(lab.Steps[2].ID, false)
+	}
+	var b server.BoardView
+	grace.do("GET", "/api/workshops/"+itoa(w.ID)+"/board", nil).json(t, &b)
+	if len(b.Learners) != 1 {
+		t.Fatalf("board learners: %+v", b.Learners)
+	}
+	row := b.Learners[0]
+	key := func(i int) string { return "yaml-to-process/" + lab.Steps[i].ID }
+	first, second := row.Cells[key(0)].TimeToPassSeconds, row.Cells[key(1)].TimeToPassSeconds
+	if first == nil || *first < 1 || second == nil || *second != 0 {
+		t.Errorf("times to pass: first %v, second %v; want at least 1 s (from the start) and 0 (from the first pass)", ptrInt(first), ptrInt(second))
+	}
+	if row.Passed != 2 || row.CurrentStep != key(2) || row.Cells[key(2)].Failed != workshops.StuckAttempts || row.Cells[key(2)].Status != store.StepFailed {
+		t.Errorf("row: passed %d, on %s, third cell %+v; want 2 passed, on the third step with %d failed checks", row.Passed, row.CurrentStep, row.Cells[key(2)], workshops.StuckAttempts)
+	}
+	if !row.Stuck || !strings.Contains(row.StuckWhy, strconv.Itoa(workshops.StuckAttempts)) {
+		t.Errorf("after %d failed checks the learner is not stuck by them: %v %q", workshops.StuckAttempts, row.Stuck, row.StuckWhy)
+	}
+	if row.Total == 0 || row.Cells[key(3)] == nil || row.Cells[key(3)].Status != store.StepPending {
+		t.Errorf("the fourth step's cell: %+v (total %d); want pending", row.Cells[key(3)], row.Total)
+	}
+	var res struct {
+		Results []server.ResultRow
+	}
+	grace.do("GET", "/api/workshops/"+itoa(w.ID)+"/results.json", nil).json(t, &res)
+	found := 0
+	for _, r := range res.Results {
+		if r.Lab == "yaml-to-process" && r.Step == lab.Steps[1].ID {
+			found++
+			if !r.Passed || r.TimeToPassSeconds == nil || *r.TimeToPassSeconds != 0 {
+				t.Errorf("results of the second step: %+v", r)
+			}
+		}
+	}
+	if found != 1 {
+		t.Errorf("the results have %d rows of the second step, want 1", found)
+	}
+}
+
+func ptrInt(p *int) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }
