@@ -127,9 +127,9 @@ func (s *Server) apiLogout(c echo.Context) error {
 
 func (s *Server) apiMe(c echo.Context) error {
 	u := currentUser(c)
-	out := map[string]any{"user": userView(u), "csrfToken": currentWebSession(c).CSRFToken}
+	out := MeView{User: userView(u), CSRFToken: currentWebSession(c).CSRFToken}
 	if sess, err := s.store.ActiveLabSession(c.Request().Context(), u.ID); err == nil {
-		out["activeSession"] = map[string]string{"id": sess.ID.String(), "labId": sess.LabID}
+		out.ActiveSession = sessionRef(sess)
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -258,7 +258,7 @@ func (s *Server) apiStart(c echo.Context) error {
 		}
 		return &errs.Error{Kind: errs.Conflict, Err: err,
 			Message: msg(lang(c), "erractive", "lab", s.labTitle(active.LabID, lang(c)), "id", active.ID),
-			Detail:  map[string]any{"activeSession": map[string]string{"id": active.ID.String(), "labId": active.LabID}}}
+			Detail:  map[string]any{"activeSession": sessionRef(active)}}
 	}
 	if err != nil {
 		return err

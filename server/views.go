@@ -163,3 +163,39 @@ func eventView(e session.Event, lg string) session.Event {
 	}
 	return e
 }
+
+// SessionRef names a lab session: the learner's active one in GET
+// /api/me, and in a start refused because of it.
+type SessionRef struct {
+	ID    string `json:"id"`
+	LabID string `json:"labId"`
+}
+
+func sessionRef(sess *store.LabSession) *SessionRef {
+	return &SessionRef{ID: sess.ID.String(), LabID: sess.LabID}
+}
+
+// MeView is GET /api/me: who is signed in, their CSRF token for cookie
+// writes, and their active session.
+type MeView struct {
+	User          *UserView   `json:"user"`
+	CSRFToken     string      `json:"csrfToken"`
+	ActiveSession *SessionRef `json:"activeSession,omitempty"`
+}
+
+// ExtendedView is what extending a workshop's sessions answers: how many.
+type ExtendedView struct {
+	Extended int64 `json:"extended"`
+}
+
+// ResultsView is a workshop's results download (JSON).
+type ResultsView struct {
+	Workshop WorkshopRef `json:"workshop"`
+	Results  []ResultRow `json:"results"`
+}
+
+// WorkshopRef names a workshop.
+type WorkshopRef struct {
+	ID    int64  `json:"id"`
+	Title string `json:"title"`
+}

@@ -116,7 +116,7 @@ func (s *Server) apiExtendWorkshop(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]int64{"extended": n})
+	return c.JSON(http.StatusOK, ExtendedView{Extended: n})
 }
 
 type resetRequest struct {
@@ -217,5 +217,5 @@ func (s *Server) apiResultsJSON(c echo.Context) error {
 		rows = []ResultRow{}
 	}
 	c.Response().Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="workshop-%d-results.json"`, w.ID))
-	return c.JSON(http.StatusOK, map[string]any{"workshop": map[string]any{"id": w.ID, "title": w.Title}, "results": rows})
+	return c.JSON(http.StatusOK, ResultsView{Workshop: WorkshopRef{ID: w.ID, Title: w.Title}, Results: rows})
 }

@@ -75,7 +75,7 @@ func (s *Server) classErr(lg string, err error) error {
 	switch {
 	case errors.As(err, &ae):
 		e := errs.E(errs.Conflict, msg(lg, "errjoinactive", "lab", s.labTitle(ae.Session.LabID, lg), "title", ae.Workshop.Title, "id", ae.Session.ID))
-		e.Detail = map[string]any{"activeSession": map[string]string{"id": ae.Session.ID.String(), "labId": ae.Session.LabID}}
+		e.Detail = map[string]any{"activeSession": sessionRef(ae.Session)}
 		return e
 	case errors.Is(err, workshops.ErrNoLabs):
 		return errs.E(errs.Gone, translate("errwsnolabs", lg))
