@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"k8s.io/client-go/tools/clientcmd"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,15 +14,18 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/podpath/podpath/internal/dockercli"
 	"github.com/podpath/podpath/internal/testenv"
 	"github.com/podpath/podpath/sandbox"
 	"github.com/podpath/podpath/sandbox/hostfix"
+	"github.com/podpath/podpath/sandbox/kube"
 	"github.com/podpath/podpath/sandbox/nodeimage"
 )
 
@@ -163,6 +165,41 @@ func TestSandbox(t *testing.T) {
 		}
 		if out := run(t, m, name, "controlplane", "bash -lc 'kubectl get nodes -o name'"); !strings.Contains(out, "node/node01") {
 			t.Errorf("kubectl in a login shell on controlplane: %s", out)
+		}
+	})
+
+	t.Run("the Kubernetes backend's objects pass a real API server", func(t *testing.T) {
+		// What sandbox/kube writes, sent to this cluster's API server as a
+		// server-side dry run: validation and admission (the PriorityClass
+		// must exist, the names must be legal) as a host cluster would
+		// run them, nothing stored.
+		o := kube.Options{Namespace: "podpath-labs", Image: "podpath/node:test", Installation: "inst1",
+			NodeSelector: map[string]string{"podpath.dev/pool": "labs"}, PriorityClass: "podpath-labs",
+			Tolerations: []corev1.Toleration{{Key: "podpath.dev/labs", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}}
+		if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.Namespace}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+		if _, err := client.CoreV1().Pods(o.Namespace).Create(ctx, o.ControlPlanePod("pp-abc"), dry); err == nil || !strings.Contains(err.Error(), "PriorityClass") {
+			t.Fatalf("a node Pod naming a PriorityClass that does not exist was admitted: %v", err)
+		}
+		if _, err := client.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: o.PriorityClass}, Value: 1000000}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []*corev1.Pod{o.ControlPlanePod("pp-abc"), o.WorkerPod("pp-abc", 1, "10.244.1.7"), o.WorkerPod("pp-abc", 2, "10.244.1.7")} {
+			got, err := client.CoreV1().Pods(o.Namespace).Create(ctx, p, dry)
+			if err != nil {
+				t.Fatalf("the API server refused node Pod %s: %v", p.Name, err)
+			}
+			if got.Status.QOSClass != corev1.PodQOSGuaranteed || got.Spec.Priority == nil || *got.Spec.Priority != 1000000 {
+				t.Errorf("%s as admitted: QoS %s, priority %v; want Guaranteed and the class's", p.Name, got.Status.QOSClass, got.Spec.Priority)
+			}
+		}
+		if _, err := client.NetworkingV1().NetworkPolicies(o.Namespace).Create(ctx, o.NetworkPolicy("pp-abc"), dry); err != nil {
+			t.Errorf("the API server refused the sandbox's NetworkPolicy: %v", err)
+		}
+		if pods, err := client.CoreV1().Pods(o.Namespace).List(ctx, metav1.ListOptions{}); err != nil || len(pods.Items) != 0 {
+			t.Errorf("the dry run stored Pods: %v %v", pods, err)
 		}
 	})
 
