@@ -181,16 +181,16 @@ func (m *Manager) Create(ctx context.Context, spec Spec, progress func(Event)) (
 	probeCtx, cancelProbe := context.WithCancel(ctx)
 	defer cancelProbe()
 	probed := make(chan error, 1)
-	go func() { probed <- probePodNetwork(probeCtx, client, nodes) }()
+	go func() { probed <- ProbePodNetwork(probeCtx, client, nodes) }()
 	stopProbe := func() {
 		cancelProbe()
 		<-probed // its deferred clean-up has run when it returns
 	}
-	if err := run(StageNodesReady, func() error { return waitNodesReady(ctx, client, len(nodes), 4*time.Minute) }); err != nil {
+	if err := run(StageNodesReady, func() error { return WaitNodesReady(ctx, client, len(nodes), 4*time.Minute) }); err != nil {
 		stopProbe()
 		return nil, err
 	}
-	if err := run(StageDNS, func() error { return waitCoreDNS(ctx, client, 4*time.Minute) }); err != nil {
+	if err := run(StageDNS, func() error { return WaitCoreDNS(ctx, client, 4*time.Minute) }); err != nil {
 		stopProbe()
 		return nil, err
 	}

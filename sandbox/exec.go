@@ -89,8 +89,25 @@ func (t *Target) Attach(ctx context.Context, node string, cols, rows uint16) (*d
 // keeper sees it; an error where no keeper runs (a node image without
 // tmux). A "run in terminal" button asks it before it types.
 func (t *Target) Foreground(ctx context.Context, node string) (string, error) {
+	return KeeperForeground(ctx, t, node)
+}
+
+// WindowSize is the size of the learner's shell on a node (its keeper's
+// window), for a watcher to draw it as the learner sees it.
+func (t *Target) WindowSize(ctx context.Context, node string) (cols, rows uint16, err error) {
+	return KeeperWindowSize(ctx, t, node)
+}
+
+// Execer runs a command in a node of one sandbox (a Target of either backend).
+type Execer interface {
+	Exec(ctx context.Context, node string, cmd []string, stdin io.Reader, stdout, stderr io.Writer) (int, error)
+}
+
+// KeeperForeground asks a node's shell keeper which program is in the
+// foreground of the learner's shell (see Target.Foreground).
+func KeeperForeground(ctx context.Context, ex Execer, node string) (string, error) {
 	var out, errOut strings.Builder
-	code, err := t.Exec(ctx, node, []string{"bash", "-c", "tmux -L podpath display-message -p -t " + KeeperSession + " '#{pane_current_command}'"}, nil, &out, &errOut)
+	code, err := ex.Exec(ctx, node, []string{"bash", "-c", "tmux -L podpath display-message -p -t " + KeeperSession + " '#{pane_current_command}'"}, nil, &out, &errOut)
 	if err != nil {
 		return "", err
 	}
@@ -101,11 +118,11 @@ func (t *Target) Foreground(ctx context.Context, node string) (string, error) {
 	return name, nil
 }
 
-// WindowSize is the size of the learner's shell on a node (its keeper's
-// window), for a watcher to draw it as the learner sees it.
-func (t *Target) WindowSize(ctx context.Context, node string) (cols, rows uint16, err error) {
+// KeeperWindowSize asks a node's shell keeper the size of the learner's
+// shell (see Target.WindowSize).
+func KeeperWindowSize(ctx context.Context, ex Execer, node string) (cols, rows uint16, err error) {
 	var out strings.Builder
-	code, err := t.Exec(ctx, node, []string{"bash", "-c", "tmux -L podpath display-message -p -t " + KeeperSession + " '#{window_width} #{window_height}'"}, nil, &out, nil)
+	code, err := ex.Exec(ctx, node, []string{"bash", "-c", "tmux -L podpath display-message -p -t " + KeeperSession + " '#{window_width} #{window_height}'"}, nil, &out, nil)
 	if err != nil {
 		return 0, 0, err
 	}

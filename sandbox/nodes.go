@@ -112,17 +112,39 @@ setw -g aggressive-resize on
 // cluster in each node's /etc/hosts, and installs one SSH key made for this
 // cluster, so `ssh node01` works from any node as root.
 func (m *Manager) setupNodes(ctx context.Context, nodes []Node) error {
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	scripts, err := NodeSetupScripts(nodes)
 	if err != nil {
 		return err
+	}
+	var g errgroup.Group
+	for _, n := range nodes {
+		g.Go(func() error {
+			if err := dockercli.RunIO(ctx, strings.NewReader(scripts[n.Alias]), nil, nil, "exec", "-i", n.Container, "sh", "-s"); err != nil {
+				return fmt.Errorf("set up node %s: %w", n.Alias, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// NodeSetupScripts are the shell scripts (for sh -s) that set up each node
+// of a new cluster, by alias: its alias as hostname, every node of the
+// cluster named in its /etc/hosts, one SSH key made for this cluster (so
+// `ssh node01` works from any node as root), and the shell keeper's tmux
+// configuration. Both backends run them.
+func NodeSetupScripts(nodes []Node) (map[string]string, error) {
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, err
 	}
 	block, err := ssh.MarshalPrivateKey(priv, "podpath sandbox")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sshPub, err := ssh.NewPublicKey(pub)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	privPEM := string(pem.EncodeToMemory(block))
 	pubLine := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sshPub))) + " podpath"
@@ -131,12 +153,12 @@ func (m *Manager) setupNodes(ctx context.Context, nodes []Node) error {
 	for _, n := range nodes {
 		fmt.Fprintf(&hosts, "%s\t%s # podpath\n", n.IP, n.Alias)
 	}
-	var g errgroup.Group
+	scripts := map[string]string{}
 	for _, n := range nodes {
-		script := fmt.Sprintf(`set -e
+		scripts[n.Alias] = fmt.Sprintf(`set -e
 hostname %[1]s
 echo %[1]s > /etc/hostname
-# /etc/hosts is a bind mount from Docker: rewrite it in place.
+# /etc/hosts is a bind mount (from Docker, or a Pod's kubelet): rewrite it in place.
 grep -v ' # podpath$' /etc/hosts > /tmp/hosts.podpath || true
 cat >> /tmp/hosts.podpath <<'EOF'
 %[2]sEOF
@@ -154,12 +176,6 @@ mkdir -p /etc/podpath
 cat > /etc/podpath/tmux.conf <<'EOF'
 %[5]sEOF
 `, n.Alias, hosts.String(), privPEM, pubLine, tmuxConf)
-		g.Go(func() error {
-			if err := dockercli.RunIO(ctx, strings.NewReader(script), nil, nil, "exec", "-i", n.Container, "sh", "-s"); err != nil {
-				return fmt.Errorf("set up node %s: %w", n.Alias, err)
-			}
-			return nil
-		})
 	}
-	return g.Wait()
+	return scripts, nil
 }

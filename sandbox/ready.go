@@ -20,8 +20,8 @@ import (
 // is: a quarter of a second of waiting at most per stage, a few cheap GETs.
 const readyPoll = 250 * time.Millisecond
 
-// waitNodesReady waits until want Nodes exist and all are Ready.
-func waitNodesReady(ctx context.Context, c kubernetes.Interface, want int, timeout time.Duration) error {
+// WaitNodesReady waits until want Nodes exist and all are Ready.
+func WaitNodesReady(ctx context.Context, c kubernetes.Interface, want int, timeout time.Duration) error {
 	var last string
 	err := wait.PollUntilContextTimeout(ctx, readyPoll, timeout, true, func(ctx context.Context) (bool, error) {
 		nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
@@ -54,8 +54,8 @@ func NodeReady(n *corev1.Node) bool {
 	return false
 }
 
-// waitCoreDNS waits until every CoreDNS replica is available.
-func waitCoreDNS(ctx context.Context, c kubernetes.Interface, timeout time.Duration) error {
+// WaitCoreDNS waits until every CoreDNS replica is available.
+func WaitCoreDNS(ctx context.Context, c kubernetes.Interface, timeout time.Duration) error {
 	var last string
 	err := wait.PollUntilContextTimeout(ctx, readyPoll, timeout, true, func(ctx context.Context) (bool, error) {
 		d, err := c.AppsV1().Deployments("kube-system").Get(ctx, "coredns", metav1.GetOptions{})
@@ -78,7 +78,7 @@ func waitCoreDNS(ctx context.Context, c kubernetes.Interface, timeout time.Durat
 
 const probeNamespace = "kube-system"
 
-// probePodNetwork proves Pod-to-Pod traffic across nodes: a web server Pod
+// ProbePodNetwork proves Pod-to-Pod traffic across nodes: a web server Pod
 // on the control plane, and a client Pod on the last node that fetches a
 // page from the server's Pod IP. The server goes first because the control
 // plane's Pod network is up first (its flannel starts before the workers
@@ -105,7 +105,7 @@ func createProbePod(ctx context.Context, pods typedcorev1.PodInterface, p *corev
 	return err
 }
 
-func probePodNetwork(ctx context.Context, c kubernetes.Interface, nodes []Node) error {
+func ProbePodNetwork(ctx context.Context, c kubernetes.Interface, nodes []Node) error {
 	pods := c.CoreV1().Pods(probeNamespace)
 	tolerate := []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
 	never := corev1.RestartPolicyNever
@@ -238,8 +238,14 @@ func (m *Manager) WaitReady(ctx context.Context, name string, timeout time.Durat
 	if err != nil {
 		return err
 	}
+	return WaitLeases(ctx, c, name, since, timeout)
+}
+
+// WaitLeases waits until every node of the cluster c reaches is Ready and
+// has renewed its Lease since the given time (see Manager.WaitReady).
+func WaitLeases(ctx context.Context, c kubernetes.Interface, name string, since time.Time, timeout time.Duration) error {
 	var last string
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			last = err.Error()
@@ -275,8 +281,13 @@ func (m *Manager) WaitAPI(ctx context.Context, name string, timeout time.Duratio
 	if err != nil {
 		return err
 	}
+	return WaitAPIServer(ctx, c, name, timeout)
+}
+
+// WaitAPIServer waits until the API server c reaches answers.
+func WaitAPIServer(ctx context.Context, c kubernetes.Interface, name string, timeout time.Duration) error {
 	var last error
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		_, last = c.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{})
 		return last == nil, nil
 	})
