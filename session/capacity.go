@@ -11,6 +11,26 @@ type Cost struct {
 	Memory int     // MiB, running or hibernated
 }
 
+// Coster is a sandbox backend whose clusters cost other than ClusterCost
+// says (the Kubernetes backend: its node Pods' requests). The engine, the
+// warm pool and the workshops' capacity notes ask CostOf.
+type Coster interface {
+	ClusterCost(workers int) Cost
+	// HibernatedHoldsCPU says a hibernated cluster still counts against
+	// CPU (a backend that cannot freeze, or whose scheduler counts
+	// requests, not use).
+	HibernatedHoldsCPU() bool
+}
+
+// CostOf is a cluster's cost on the given backend: its own where it says
+// (Coster), else ClusterCost.
+func CostOf(sb Sandboxes, workers int) Cost {
+	if c, ok := sb.(Coster); ok {
+		return c.ClusterCost(workers)
+	}
+	return ClusterCost(workers)
+}
+
 // ClusterCost estimates a cluster's cost from its shape (measured: an idle
 // control plane takes about 13% of a core and 500 MiB, a worker 2-5% and
 // 100 MiB; see docs/PERFORMANCE.md).
@@ -33,6 +53,8 @@ type capacity struct {
 	busy    int
 	holders map[string]*ticket
 	queue   []*waiter
+	// frozenCPU: hibernated clusters count against CPU too (Coster).
+	frozenCPU bool
 	// sig is closed and replaced at every change, waking position watchers.
 	sig chan struct{}
 }
@@ -62,7 +84,7 @@ func newCapacity(cpu float64, memory, slots int) *capacity {
 func (c *capacity) used() (cpu float64, mem int) {
 	for _, h := range c.holders {
 		mem += h.cost.Memory
-		if !h.hibernated {
+		if !h.hibernated || c.frozenCPU {
 			cpu += h.cost.CPU
 		}
 	}

@@ -187,6 +187,9 @@ func New(cfg Config, d Deps) *Engine {
 		capacity: newCapacity(cfg.CapacityCPU, cfg.CapacityMemory, cfg.ProvisionConcurrency),
 		metrics:  d.metrics,
 	}
+	if c, ok := d.Sandboxes.(Coster); ok {
+		e.capacity.frozenCPU = c.HibernatedHoldsCPU()
+	}
 	if e.metrics == nil {
 		e.metrics = newMetrics()
 	}

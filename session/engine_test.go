@@ -37,13 +37,15 @@ var valuesLab = &labs.Lab{ID: "v", Cluster: labs.Cluster{Workers: 1},
 		Probe: labs.Probe{Command: &labs.CommandProbe{Node: "controlplane", Run: "echo {{ .Values.app }}"}}}}}}}
 
 type rig struct {
-	t     *testing.T
-	db    string
-	store *store.Store
-	fake  *fakesandbox.Fake
-	cfg   session.Config
-	eng   *session.Engine
-	stop  context.CancelFunc
+	t *testing.T
+	// sandboxes is what the engine runs on: fake unless a test wraps it.
+	sandboxes session.Sandboxes
+	db        string
+	store     *store.Store
+	fake      *fakesandbox.Fake
+	cfg       session.Config
+	eng       *session.Engine
+	stop      context.CancelFunc
 }
 
 func newRig(t *testing.T) *rig {
@@ -76,7 +78,11 @@ func (r *rig) open() *session.Engine {
 	if os.Getenv("PODPATH_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	r.eng = session.New(r.cfg, session.Deps{Store: r.store, Sandboxes: r.fake, Labs: []*labs.Lab{testLab, valuesLab}, Log: log})
+	sb := r.sandboxes
+	if sb == nil {
+		sb = r.fake
+	}
+	r.eng = session.New(r.cfg, session.Deps{Store: r.store, Sandboxes: sb, Labs: []*labs.Lab{testLab, valuesLab}, Log: log})
 	if err := r.eng.Open(context.Background()); err != nil {
 		r.t.Fatal(err)
 	}
@@ -550,4 +556,43 @@ func TestStartReplacing(t *testing.T) {
 		t.Errorf("the old cluster %s was not deleted: %v", oldSandbox.Name, r.fake.Deletes())
 	}
 	r.waitState(fresh, store.SandboxReady)
+}
+
+// costlyFake is the fake with a cost of its own, as the Kubernetes backend
+// has (session.Coster): its node Pods' requests, held while hibernated.
+type costlyFake struct{ *fakesandbox.Fake }
+
+func (costlyFake) ClusterCost(workers int) session.Cost {
+	return session.Cost{CPU: 1 + 0.5*float64(workers), Memory: 1536 + 768*workers}
+}
+func (costlyFake) HibernatedHoldsCPU() bool { return true }
+
+// A backend's own cost is what the capacity model counts, and where a
+// hibernated cluster still holds its CPU, a second cluster that does not
+// fit beside it waits.
+func TestBackendCostCountsAgainstCapacity(t *testing.T) {
+	r := newRig(t)
+	r.sandboxes = costlyFake{r.fake}
+	r.cfg.CapacityCPU = 2
+	r.cfg.HibernateAfter = 300 * time.Millisecond
+	eng := r.open()
+	first := r.start()
+	r.waitState(first, store.SandboxReady)
+	if u := eng.Usage(); u.CPU != 1.5 || u.Memory != 2304 {
+		t.Fatalf("usage with one cluster of the backend's cost: %+v, want 1.5 cores and 2304 MiB", u)
+	}
+	r.waitState(first, store.SandboxHibernated)
+	if u := eng.Usage(); u.CPU != 1.5 || u.Hibernated != 1 {
+		t.Fatalf("a hibernated cluster on a backend whose clusters hold their CPU: %+v", u)
+	}
+	second := r.start()
+	eventually(t, "the second waits for room", func() bool { return eng.Usage().Queued == 1 })
+	time.Sleep(300 * time.Millisecond)
+	if c := r.fake.Creates(); len(c) != 1 {
+		t.Fatalf("creates %v: the second cluster started beside a hibernated one that holds its CPU", c)
+	}
+	if err := eng.End(context.Background(), r.session(first), "ended by the learner"); err != nil {
+		t.Fatal(err)
+	}
+	r.waitState(second, store.SandboxReady)
 }

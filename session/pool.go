@@ -212,7 +212,7 @@ func (p *pool) refill(ctx context.Context) {
 			continue
 		}
 		name := p.e.namePrefix() + "p" + randomHex(5)
-		tk := p.e.capacity.tryAcquire(name, ClusterCost(w.Workers))
+		tk := p.e.capacity.tryAcquire(name, CostOf(p.e.sandboxes, w.Workers))
 		if tk == nil {
 			return // no room now; try at the next reap
 		}
@@ -462,7 +462,7 @@ func (p *pool) recoverMember(ctx context.Context, sb *store.Sandbox) error {
 					return dockerDown(err)
 				}
 			}
-			tk := p.e.capacity.hold(sb.Name, ClusterCost(sb.Workers), true)
+			tk := p.e.capacity.hold(sb.Name, CostOf(p.e.sandboxes, sb.Workers), true)
 			p.mu.Lock()
 			p.members[sb.Name] = &member{name: sb.Name, workers: sb.Workers, image: sb.Image, state: memberReady, ticket: tk, workshop: sb.PoolWorkshop}
 			p.mu.Unlock()

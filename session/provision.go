@@ -82,7 +82,7 @@ func (e *Engine) provision(ctx context.Context, l *life, claimed bool) {
 		}
 	}
 	if !claimed {
-		t, err := e.capacity.acquire(ctx, l.sandbox, ClusterCost(l.workers), func(pos int) {
+		t, err := e.capacity.acquire(ctx, l.sandbox, CostOf(e.sandboxes, l.workers), func(pos int) {
 			e.publish(l.id, EventQueue, map[string]int{"position": pos})
 		})
 		if err != nil {

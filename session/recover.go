@@ -99,7 +99,7 @@ func (e *Engine) recoverSession(ctx context.Context, sb *store.Sandbox) error {
 			return dockerDown(err)
 		}
 		hibernated := info.State == sandbox.StatePaused
-		l.ticket = e.capacity.hold(sb.Name, ClusterCost(sb.Workers), hibernated)
+		l.ticket = e.capacity.hold(sb.Name, CostOf(e.sandboxes, sb.Workers), hibernated)
 		l.setPhase(phaseReady)
 		if hibernated {
 			l.setPhase(phaseHibernated)

@@ -561,6 +561,10 @@ func (s *Sessions) QueuePosition(sandboxName string) int {
 	return r.Position
 }
 
+// ClusterCost is what a cluster of this shape costs on this server's
+// sandbox backend (see CostOf).
+func (s *Sessions) ClusterCost(workers int) Cost { return CostOf(s.deps.Sandboxes, workers) }
+
 // Usage is the capacity model's view of the host.
 func (s *Sessions) Usage() Usage {
 	if e := s.engine(); e != nil {

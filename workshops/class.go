@@ -336,7 +336,7 @@ func (c *Class) Tick(ctx context.Context) {
 // RunnableSeats is how many of the workshop's clusters the capacity model
 // lets run at once.
 func (c *Class) RunnableSeats(w *store.Workshop) int {
-	cost := session.ClusterCost(c.Workers(w))
+	cost := c.Engine.ClusterCost(c.Workers(w))
 	u := c.Engine.Usage()
 	return min(int(math.Floor(u.CPULimit/cost.CPU)), u.MemLimit/cost.Memory)
 }
