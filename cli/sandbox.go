@@ -18,13 +18,15 @@ func sandboxCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "sandbox", Short: "Create, use and delete learner clusters"}
 	var image string
 	cmd.PersistentFlags().StringVar(&image, "image", "", "node image (default $PODPATH_NODE_IMAGE or "+sandbox.DefaultNodeImage+")")
-	manager := func() *sandbox.Manager {
-		var opts []sandbox.Option
-		if image != "" {
-			opts = append(opts, sandbox.WithNodeImage(image))
-		}
-		return sandbox.NewManager(opts...)
+	// The backend PODPATH_SANDBOX names (docker unless set), opened before
+	// any sandbox command runs, so a wrong setting is an error that names it.
+	var opened backend
+	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		b, _, err := openBackend(image, nil)
+		opened = b
+		return err
 	}
+	manager := func() backend { return opened }
 
 	var workers int
 	var retain bool
@@ -103,7 +105,7 @@ func sandboxCmd() *cobra.Command {
 
 	del := &cobra.Command{
 		Use:   "delete NAME...",
-		Short: "Delete sandboxes: containers, volumes and network (deleting a missing one is fine)",
+		Short: "Delete sandboxes: containers, volumes and network, or node Pods and NetworkPolicy (deleting a missing one is fine)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m := manager()
@@ -120,7 +122,7 @@ func sandboxCmd() *cobra.Command {
 
 	hibernate := &cobra.Command{
 		Use:   "hibernate NAME",
-		Short: "Freeze a sandbox's nodes (docker pause): no CPU used until resumed",
+		Short: "Freeze a sandbox's nodes (docker pause): no CPU used until resumed (on Kubernetes the nodes keep running)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return manager().Hibernate(cmd.Context(), args[0])

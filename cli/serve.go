@@ -15,9 +15,8 @@ import (
 
 	"github.com/podpath/podpath/app"
 	"github.com/podpath/podpath/labs"
-	"github.com/podpath/podpath/sandbox"
+	"github.com/podpath/podpath/sandbox/kube"
 	"github.com/podpath/podpath/server"
-	"github.com/podpath/podpath/session"
 	"github.com/podpath/podpath/store"
 )
 
@@ -48,8 +47,16 @@ func serveCmd() *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			mgr := sandbox.NewManager(sandbox.WithNodeImage(cfg.NodeImage), sandbox.WithLogger(log.With("component", "sandbox")))
-			srv, err := app.New(cfg, app.Deps{Store: st, Sandboxes: session.Manager(mgr), Labs: all, Tracks: tracks, Log: log, Version: version()})
+			opened, sandboxes, err := openBackend(cfg.NodeImage, log.With("component", "sandbox"))
+			if err != nil {
+				return err
+			}
+			if kb, ok := opened.(*kube.Backend); ok {
+				if err := poolCapacity(ctx, cmd, kb, &cfg, log); err != nil {
+					return err
+				}
+			}
+			srv, err := app.New(cfg, app.Deps{Store: st, Sandboxes: sandboxes, Labs: all, Tracks: tracks, Log: log, Version: version()})
 			if err != nil {
 				return err
 			}
@@ -103,10 +110,37 @@ func serveCmd() *cobra.Command {
 	return cmd
 }
 
+// poolCapacity sets the capacity from the lab pool's nodes on the
+// Kubernetes backend, unless the operator set it (a flag or its variable):
+// the host's cores and memory, the Docker backend's default, say nothing
+// about the pool.
+func poolCapacity(ctx context.Context, cmd *cobra.Command, kb *kube.Backend, cfg *server.Config, log *slog.Logger) error {
+	setCPU := cmd.Flags().Changed("capacity-cpu") || os.Getenv("PODPATH_CAPACITY_CPU") != ""
+	setMem := cmd.Flags().Changed("capacity-memory") || os.Getenv("PODPATH_CAPACITY_MEMORY") != ""
+	if setCPU && setMem {
+		return nil
+	}
+	cpu, mem, nodes, err := kb.PoolCapacity(ctx)
+	if err != nil {
+		return err
+	}
+	if nodes == 0 {
+		return fmt.Errorf("the lab pool has no nodes: no node of the host cluster has the labels %v (PODPATH_KUBE_NODE_SELECTOR)", kb.Options().NodeSelector)
+	}
+	if !setCPU {
+		cfg.CapacityCPU = cpu
+	}
+	if !setMem {
+		cfg.CapacityMemory = mem
+	}
+	log.Info("capacity from the lab pool", "nodes", nodes, "cpu", cfg.CapacityCPU, "memoryMiB", cfg.CapacityMemory)
+	return nil
+}
+
 func envHelp() string {
 	var b strings.Builder
 	b.WriteString("Environment variables (default):\n")
-	for _, v := range server.EnvVars {
+	for _, v := range append(append([][3]string{}, server.EnvVars...), kube.EnvVars...) {
 		fmt.Fprintf(&b, "  %-30s %s (%s)\n", v[0], v[2], v[1])
 	}
 	return b.String()

@@ -436,6 +436,11 @@ func TestSandbox(t *testing.T) {
 			t.Error("Get finds a deleted sandbox")
 		}
 	})
+
+	// Last: it makes node01 a lab pool node (tainted).
+	t.Run("the Kubernetes backend runs a learner cluster as Pods of this one", func(t *testing.T) {
+		kubeBackendRuns(t, m, name, client, m.NodeImage())
+	})
 }
 
 func TestBadInput(t *testing.T) {

@@ -30,6 +30,7 @@ import (
 	"github.com/podpath/podpath/internal/errs"
 	"github.com/podpath/podpath/labs"
 	"github.com/podpath/podpath/sandbox"
+	"github.com/podpath/podpath/sandbox/kube"
 	"github.com/podpath/podpath/store"
 )
 
@@ -95,6 +96,37 @@ func (t managerTarget) Attach(ctx context.Context, node string, cols, rows uint1
 }
 
 func (t managerTarget) Watch(ctx context.Context, node string, control bool, cols, rows uint16) (TTY, error) {
+	tty, err := t.Target.Watch(ctx, node, control, cols, rows)
+	if err != nil {
+		return nil, err
+	}
+	return tty, nil
+}
+
+// Kube wraps the Kubernetes backend (learner nodes as Pods of a host
+// cluster) as the engine's Sandboxes.
+func Kube(b *kube.Backend) Sandboxes { return kubeSandboxes{b} }
+
+type kubeSandboxes struct{ *kube.Backend }
+
+func (k kubeSandboxes) ClusterCost(workers int) Cost {
+	cpu, mem := k.Backend.ClusterCost(workers)
+	return Cost{CPU: cpu, Memory: mem}
+}
+
+func (k kubeSandboxes) Target(name string) Target { return kubeTarget{k.Backend.Target(name)} }
+
+type kubeTarget struct{ *kube.Target }
+
+func (t kubeTarget) Attach(ctx context.Context, node string, cols, rows uint16) (TTY, error) {
+	tty, err := t.Target.Attach(ctx, node, cols, rows)
+	if err != nil {
+		return nil, err
+	}
+	return tty, nil
+}
+
+func (t kubeTarget) Watch(ctx context.Context, node string, control bool, cols, rows uint16) (TTY, error) {
 	tty, err := t.Target.Watch(ctx, node, control, cols, rows)
 	if err != nil {
 		return nil, err

@@ -1,9 +1,9 @@
-// Package kube is the shape of a learner cluster whose nodes are Pods of a
-// host Kubernetes cluster (PODPATH_SANDBOX=kubernetes, issue 20): the node
-// Pods and the NetworkPolicy that fences them in. It writes Kubernetes
-// objects only; creating them and bootstrapping the learner's cluster
-// inside them is the backend's (see docs/KUBERNETES.md for what is built
-// and what is not yet).
+// Package kube runs learner clusters whose nodes are Pods of a host
+// Kubernetes cluster (PODPATH_SANDBOX=kubernetes, issue 20): the node Pods
+// and the NetworkPolicy that fences them in (this file), the backend that
+// creates them and bootstraps the learner's cluster inside them
+// (backend.go), and the ways in: the exec API and a port-forward (exec.go,
+// dial.go). docs/KUBERNETES.md says what is built and what is not yet.
 //
 // Each learner node is one privileged Pod running podpath's node image,
 // the same image the Docker backend runs as a container. What a Pod needs

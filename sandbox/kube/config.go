@@ -1,0 +1,113 @@
+package kube
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Defaults of the backend's settings.
+const (
+	DefaultNamespace    = "podpath-labs"
+	DefaultInstallation = "podpath"
+)
+
+// EnvVars documents the backend's environment variables (PODPATH_SANDBOX
+// chooses it), with their defaults.
+var EnvVars = [][3]string{
+	{"PODPATH_SANDBOX", "docker", "where learner clusters run: docker (containers on this host) or kubernetes (Pods of a host cluster; docs/KUBERNETES.md)"},
+	{"PODPATH_KUBECONFIG", "in-cluster, else $KUBECONFIG", "kubeconfig of the host cluster (kubernetes backend)"},
+	{"PODPATH_KUBE_NAMESPACE", DefaultNamespace, "namespace of the learner node Pods (kubernetes backend)"},
+	{"PODPATH_KUBE_INSTALLATION", DefaultInstallation, "names this installation on its Pods, so two installations on one host cluster never touch each other's (kubernetes backend)"},
+	{"PODPATH_KUBE_NODE_SELECTOR", "", "labels of the lab pool's nodes, key=value separated by commas (kubernetes backend)"},
+	{"PODPATH_KUBE_TOLERATIONS", "", "taints of the lab pool the node Pods tolerate, key=value:Effect or key:Effect separated by commas (kubernetes backend)"},
+	{"PODPATH_KUBE_PRIORITY_CLASS", "", "PriorityClass of the node Pods, so a class's clusters are not preempted (kubernetes backend)"},
+}
+
+// OptionsFromEnv reads the backend's settings from the environment (get is
+// os.Getenv in podpath serve); image is the node image. It says which
+// setting is wrong, by its variable.
+func OptionsFromEnv(get func(string) string, image string) (Options, error) {
+	o := Options{Namespace: DefaultNamespace, Installation: DefaultInstallation, Image: image}
+	if v := get("PODPATH_KUBE_NAMESPACE"); v != "" {
+		o.Namespace = v
+	}
+	if v := get("PODPATH_KUBE_INSTALLATION"); v != "" {
+		o.Installation = v
+	}
+	o.PriorityClass = get("PODPATH_KUBE_PRIORITY_CLASS")
+	if v := get("PODPATH_KUBE_NODE_SELECTOR"); v != "" {
+		o.NodeSelector = map[string]string{}
+		for _, kv := range strings.Split(v, ",") {
+			k, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
+			if !ok || k == "" {
+				return o, fmt.Errorf("PODPATH_KUBE_NODE_SELECTOR: %q is not key=value", kv)
+			}
+			o.NodeSelector[k] = val
+		}
+	}
+	if v := get("PODPATH_KUBE_TOLERATIONS"); v != "" {
+		for _, t := range strings.Split(v, ",") {
+			tol, err := ParseToleration(strings.TrimSpace(t))
+			if err != nil {
+				return o, fmt.Errorf("PODPATH_KUBE_TOLERATIONS: %w", err)
+			}
+			o.Tolerations = append(o.Tolerations, tol)
+		}
+	}
+	if err := o.Validate(); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+// ParseToleration reads a toleration as a taint is written to kubectl
+// taint: key=value:Effect (Equal) or key:Effect (Exists).
+func ParseToleration(s string) (corev1.Toleration, error) {
+	kv, effect, ok := strings.Cut(s, ":")
+	if !ok {
+		return corev1.Toleration{}, fmt.Errorf("%q has no effect: write key=value:NoSchedule", s)
+	}
+	var t corev1.Toleration
+	switch corev1.TaintEffect(effect) {
+	case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
+		t.Effect = corev1.TaintEffect(effect)
+	default:
+		return t, fmt.Errorf("%q: the effect is NoSchedule, PreferNoSchedule or NoExecute, not %q", s, effect)
+	}
+	if k, v, ok := strings.Cut(kv, "="); ok {
+		t.Key, t.Operator, t.Value = k, corev1.TolerationOpEqual, v
+	} else {
+		t.Key, t.Operator = kv, corev1.TolerationOpExists
+	}
+	if t.Key == "" {
+		return t, fmt.Errorf("%q has no key", s)
+	}
+	return t, nil
+}
+
+// HostConfig is the host cluster's client configuration: the kubeconfig
+// file at path if given, else the Pod's own service account (podpath runs
+// in the host cluster), else $KUBECONFIG or ~/.kube/config.
+func HostConfig(path string) (*rest.Config, error) {
+	if path == "" && os.Getenv("KUBERNETES_SERVICE_HOST") != "" {
+		cfg, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("host cluster (in-cluster credentials): %w", err)
+		}
+		return cfg, nil
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if path != "" {
+		rules.ExplicitPath = path
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("host cluster kubeconfig (PODPATH_KUBECONFIG or KUBECONFIG): %w", err)
+	}
+	return cfg, nil
+}

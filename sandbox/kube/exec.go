@@ -1,0 +1,285 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/httpstream"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/remotecommand"
+	utilexec "k8s.io/client-go/util/exec"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podpath/podpath/sandbox"
+)
+
+// Target is one learner cluster as the grader and the terminals use it:
+// commands in its node Pods through the host's exec API, and its API
+// server through a port-forward.
+type Target struct {
+	b    *Backend
+	name string
+
+	mu   sync.Mutex
+	rest *rest.Config
+}
+
+// Target returns the sandbox name as a Target.
+func (b *Backend) Target(name string) *Target { return &Target{b: b, name: name} }
+
+// Name is the sandbox's name.
+func (t *Target) Name() string { return t.name }
+
+// executor is an exec of cmd in a node Pod's node container: the WebSocket
+// protocol, or SPDY where the host's API server or a proxy before it does
+// not upgrade to WebSockets (as kubectl does it).
+//
+// The command joins the node's cgroup namespace first: an exec joins the
+// namespaces the container was made with, and the node's own (made by
+// unshare, see pods.go) is not among them, so without it a learner would
+// read the host's cgroup paths in /proc/PID/cgroup where the Docker
+// backend shows the node's.
+func (t *Target) executor(node string, cmd []string, stdin, tty bool) (remotecommand.Executor, error) {
+	cmd = append([]string{"nsenter", "--target", "1", "--cgroup", "--"}, cmd...)
+	req := t.b.cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(t.b.opts.Namespace).
+		Name(PodName(t.name, node)).SubResource("exec").
+		VersionedParams(&corev1.PodExecOptions{
+			Container: nodeContainer, Command: cmd,
+			Stdin: stdin, Stdout: true, Stderr: !tty, TTY: tty,
+		}, scheme.ParameterCodec)
+	ws, err := remotecommand.NewWebSocketExecutor(t.b.cfg, "GET", req.URL().String())
+	if err != nil {
+		return nil, err
+	}
+	spdy, err := remotecommand.NewSPDYExecutor(t.b.cfg, "POST", req.URL())
+	if err != nil {
+		return nil, err
+	}
+	return remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
+		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
+	})
+}
+
+// Exec runs cmd in a node and returns its exit code. A non-zero exit code
+// is not an error; failing to run the command at all is.
+func (t *Target) Exec(ctx context.Context, node string, cmd []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	if len(cmd) == 0 {
+		return -1, errors.New("no command to run")
+	}
+	if stdout == nil {
+		stdout = io.Discard
+	}
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	if sameWriter(stdout, stderr) && stdout != io.Discard {
+		// The exec copies the two streams in two goroutines; one writer
+		// given for both (a bytes.Buffer, say) must not see them at once.
+		// The Docker backend demultiplexes in one, so callers do this.
+		w := &lockedWriter{w: stdout}
+		stdout, stderr = w, w
+	}
+	ex, err := t.executor(node, cmd, stdin != nil, false)
+	if err != nil {
+		return -1, fmt.Errorf("exec in %s/%s: %w", t.name, node, err)
+	}
+	err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdin, Stdout: stdout, Stderr: stderr})
+	var exit utilexec.ExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &exit) && exit.Exited():
+		return exit.ExitStatus(), nil
+	case ctx.Err() != nil:
+		return -1, fmt.Errorf("exec in %s/%s: %w", t.name, node, ctx.Err())
+	default:
+		return -1, fmt.Errorf("exec in %s/%s: %w", t.name, node, t.explain(ctx, node, err))
+	}
+}
+
+// explain adds what the host cluster says about a node Pod that could not
+// run a command (gone, not running).
+func (t *Target) explain(ctx context.Context, node string, err error) error {
+	p, gerr := t.b.cs.CoreV1().Pods(t.b.opts.Namespace).Get(ctx, PodName(t.name, node), metav1.GetOptions{})
+	if gerr != nil {
+		if _, ierr := t.b.Get(ctx, t.name); errors.Is(ierr, sandbox.ErrNotFound) {
+			return fmt.Errorf("%w: %w", err, ierr)
+		}
+		return err
+	}
+	if p.Status.Phase != corev1.PodRunning {
+		return fmt.Errorf("%w (node Pod %s: %s)", err, p.Name, podStatus(p))
+	}
+	return err
+}
+
+// RESTConfig is the client configuration of the sandbox's API server.
+func (t *Target) RESTConfig(ctx context.Context) (*rest.Config, error) {
+	t.mu.Lock()
+	cfg := t.rest
+	t.mu.Unlock()
+	if cfg != nil {
+		return rest.CopyConfig(cfg), nil
+	}
+	cfg, err := t.b.RESTConfig(ctx, t.name)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	t.rest = cfg
+	t.mu.Unlock()
+	return rest.CopyConfig(cfg), nil
+}
+
+// Attach starts the learner's shell on a node, in its keeper (see
+// sandbox.KeeperCommand), on a terminal of the given size.
+func (t *Target) Attach(ctx context.Context, node string, cols, rows uint16) (*TTY, error) {
+	return t.Terminal(ctx, node, sandbox.KeeperCommand(sandbox.KeeperSession), cols, rows)
+}
+
+// Watch attaches one more client to the learner's shell on a node (see
+// sandbox.WatchCommand).
+func (t *Target) Watch(ctx context.Context, node string, control bool, cols, rows uint16) (*TTY, error) {
+	return t.Terminal(ctx, node, sandbox.WatchCommand(sandbox.KeeperSession, control), cols, rows)
+}
+
+// Foreground names the program in the foreground of the learner's shell.
+func (t *Target) Foreground(ctx context.Context, node string) (string, error) {
+	return sandbox.KeeperForeground(ctx, t, node)
+}
+
+// WindowSize is the size of the learner's shell on a node.
+func (t *Target) WindowSize(ctx context.Context, node string) (cols, rows uint16, err error) {
+	return sandbox.KeeperWindowSize(ctx, t, node)
+}
+
+// Close ends what the target keeps open: nothing on this backend (each
+// exec and each API connection is its own stream).
+func (t *Target) Close() {}
+
+// Terminal runs cmd on a node on a terminal the host's kubelet makes,
+// reached through the exec API. It returns once the exec has started (or
+// failed to).
+func (t *Target) Terminal(ctx context.Context, node string, cmd []string, cols, rows uint16) (*TTY, error) {
+	if _, err := t.b.cs.CoreV1().Pods(t.b.opts.Namespace).Get(ctx, PodName(t.name, node), metav1.GetOptions{}); err != nil {
+		if _, ierr := t.b.Get(ctx, t.name); ierr != nil {
+			return nil, fmt.Errorf("open a terminal on %s: %w", node, ierr)
+		}
+		return nil, fmt.Errorf("open a terminal on %s: sandbox %s has no node %q", node, t.name, node)
+	}
+	ex, err := t.executor(node, append([]string{"env", "TERM=xterm-256color"}, cmd...), true, true)
+	if err != nil {
+		return nil, fmt.Errorf("open a terminal on %s: %w", node, err)
+	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	tty := &TTY{in: inW, out: outR, sizes: make(chan remotecommand.TerminalSize, 1), done: make(chan struct{}), cancel: cancel}
+	tty.Resize(cols, rows)
+	go func() {
+		err := ex.StreamWithContext(sctx, remotecommand.StreamOptions{
+			Stdin: inR, Stdout: outW, Tty: true, TerminalSizeQueue: tty,
+		})
+		var exit utilexec.ExitError
+		switch {
+		case err == nil:
+			tty.code = 0
+		case errors.As(err, &exit) && exit.Exited():
+			tty.code = exit.ExitStatus()
+		default:
+			tty.code, tty.err = -1, err
+		}
+		outW.CloseWithError(io.EOF)
+		inR.Close()
+		close(tty.done)
+	}()
+	return tty, nil
+}
+
+// TTY is a process on a terminal in a node Pod: its bytes both ways, its
+// size, its end.
+type TTY struct {
+	in     *io.PipeWriter
+	out    *io.PipeReader
+	sizes  chan remotecommand.TerminalSize
+	done   chan struct{}
+	cancel context.CancelFunc
+	once   sync.Once
+
+	code int
+	err  error
+}
+
+func (t *TTY) Read(p []byte) (int, error)  { return t.out.Read(p) }
+func (t *TTY) Write(p []byte) (int, error) { return t.in.Write(p) }
+
+// Resize sets the terminal's size; the process gets SIGWINCH. Only the
+// newest size waiting to be sent is kept.
+func (t *TTY) Resize(cols, rows uint16) error {
+	s := remotecommand.TerminalSize{Width: cols, Height: rows}
+	for {
+		select {
+		case t.sizes <- s:
+			return nil
+		default:
+		}
+		select {
+		case <-t.sizes:
+		default:
+		}
+	}
+}
+
+// Next hands the exec the terminal's next size (remotecommand's
+// TerminalSizeQueue); nil once the process has ended.
+func (t *TTY) Next() *remotecommand.TerminalSize {
+	select {
+	case s := <-t.sizes:
+		return &s
+	case <-t.done:
+		return nil
+	}
+}
+
+// Wait returns the exit code once the process has ended.
+func (t *TTY) Wait() (int, error) {
+	<-t.done
+	return t.code, t.err
+}
+
+// Close ends the exec; a process that reads the terminal then gets a
+// hangup.
+func (t *TTY) Close() error {
+	t.once.Do(func() {
+		t.cancel()
+		t.in.Close()
+		t.out.Close()
+	})
+	return nil
+}
+
+// lockedWriter serialises writes to one writer from two goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// sameWriter says whether a and b are one writer (comparing them as
+// interfaces panics where their type cannot be compared).
+func sameWriter(a, b io.Writer) bool {
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	return ta == tb && ta != nil && ta.Comparable() && a == b
+}

@@ -1,0 +1,220 @@
+package sandbox_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/podpath/podpath/sandbox"
+	"github.com/podpath/podpath/sandbox/kube"
+)
+
+// kubeBackendRuns makes the sandbox name (a podpath cluster from the node
+// image, one worker) the host cluster of the Kubernetes backend: node01 is
+// the lab pool (labelled, tainted, the node image imported into its
+// containerd) and a learner cluster of two node Pods is bootstrapped on it.
+// It runs last in TestSandbox: it taints node01.
+func kubeBackendRuns(t *testing.T, m *sandbox.Manager, name string, host kubernetes.Interface, image string) {
+	ctx := context.Background()
+	info, err := m.Get(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := info.Node("node01")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The node image into the pool node's containerd, as an operator
+	// without a registry loads it (scripts would use kind load).
+	start := time.Now()
+	save := exec.Command("docker", "save", image)
+	load := exec.Command("docker", "exec", "-i", pool.Container, "ctr", "-n", "k8s.io", "images", "import", "-")
+	pipe, err := save.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	load.Stdin = pipe
+	var loadOut bytes.Buffer
+	load.Stdout, load.Stderr = &loadOut, &loadOut
+	if err := load.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := save.Run(); err != nil {
+		t.Fatalf("docker save %s: %v", image, err)
+	}
+	if err := load.Wait(); err != nil {
+		t.Fatalf("ctr images import on the pool node: %v: %s", err, loadOut.String())
+	}
+	t.Logf("node image imported into the pool node in %s", time.Since(start).Round(100*time.Millisecond))
+
+	const ns = "podpath-labs"
+	taint := corev1.Taint{Key: "podpath.dev/lab-pool", Value: "true", Effect: corev1.TaintEffectNoSchedule}
+	node, err := host.CoreV1().Nodes().Get(ctx, "node01", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node.Labels["podpath.dev/lab-pool"] = "true"
+	node.Spec.Taints = append(node.Spec.Taints, taint)
+	if _, err := host.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := host.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	if _, err := host.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "podpath-labs"}, Value: 1000000}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+
+	cfg, err := m.RESTConfig(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts, err := kube.OptionsFromEnv(func(k string) string {
+		return map[string]string{
+			"PODPATH_KUBE_NAMESPACE":      ns,
+			"PODPATH_KUBE_INSTALLATION":   "t-kube",
+			"PODPATH_KUBE_NODE_SELECTOR":  "podpath.dev/lab-pool=true",
+			"PODPATH_KUBE_TOLERATIONS":    "podpath.dev/lab-pool=true:NoSchedule",
+			"PODPATH_KUBE_PRIORITY_CLASS": "podpath-labs",
+		}[k]
+	}, image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := kube.New(cfg, opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	const learner = "k-one"
+	cctx, cancel := context.WithTimeout(ctx, 8*time.Minute)
+	defer cancel()
+	var stages []string
+	got, err := b.Create(cctx, sandbox.Spec{Name: learner, Workers: 1}, func(e sandbox.Event) {
+		if e.Done {
+			stages = append(stages, e.Stage)
+		}
+		t.Logf("%s: %5.1fs %s done=%v failed=%v", learner, e.Elapsed.Seconds(), e.Title, e.Done, e.Failed)
+	})
+	if err != nil {
+		t.Fatalf("create a learner cluster on the host cluster: %v", err)
+	}
+	t.Cleanup(func() { _ = b.Delete(context.Background(), learner) })
+	want := []string{sandbox.StageNodes, sandbox.StageConfig, sandbox.StageControlPlane, sandbox.StageCNI, sandbox.StageStorage, sandbox.StageWorkers, sandbox.StageNodeSetup, sandbox.StageNodesReady, sandbox.StageDNS, sandbox.StagePodNetwork}
+	if !slices.Equal(stages, want) {
+		t.Errorf("stages %v, want %v", stages, want)
+	}
+	if fmt.Sprint(aliases(got.Nodes)) != "[controlplane node01]" || got.State != sandbox.StateRunning {
+		t.Errorf("created %+v", got)
+	}
+
+	// The host's view: two Guaranteed Pods with the class's priority, on
+	// the pool node.
+	pods, err := host.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelSandbox + "=" + learner})
+	if err != nil || len(pods.Items) != 2 {
+		t.Fatalf("node Pods of %s: %v %v", learner, pods, err)
+	}
+	for _, p := range pods.Items {
+		if p.Spec.NodeName != "node01" || p.Status.QOSClass != corev1.PodQOSGuaranteed || p.Spec.Priority == nil || *p.Spec.Priority != 1000000 {
+			t.Errorf("node Pod %s: on %q, QoS %s, priority %v; want node01, Guaranteed, 1000000", p.Name, p.Spec.NodeName, p.Status.QOSClass, p.Spec.Priority)
+		}
+	}
+
+	// The learner's view: its own two nodes, Ready, by their aliases,
+	// through the port-forwarded API server.
+	lc, err := b.Client(ctx, learner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := lc.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("the learner's API server through the port-forward: %v", err)
+	}
+	var names []string
+	for _, n := range nodes.Items {
+		names = append(names, n.Name)
+		if !sandbox.NodeReady(&n) {
+			t.Errorf("learner node %s not Ready", n.Name)
+		}
+	}
+	if slices.Sort(names); fmt.Sprint(names) != "[controlplane node01]" {
+		t.Errorf("learner cluster nodes %v", names)
+	}
+
+	target := b.Target(learner)
+	var out, errOut bytes.Buffer
+	code, err := target.Exec(ctx, "node01", []string{"sh", "-c", "echo out; echo err >&2; exit 3"}, nil, &out, &errOut)
+	if err != nil || code != 3 || out.String() != "out\n" || errOut.String() != "err\n" {
+		t.Errorf("exec: code %d err %v stdout %q stderr %q", code, err, out.String(), errOut.String())
+	}
+	out.Reset()
+	code, err = target.Exec(ctx, "node01", []string{"sh", "-c", "ssh -o BatchMode=yes controlplane hostname; kubectl --kubeconfig /etc/kubernetes/kubelet.conf get node node01 -o name"}, nil, &out, &out)
+	if err != nil || code != 0 || !strings.Contains(out.String(), "controlplane\n") || !strings.Contains(out.String(), "node/node01") {
+		t.Errorf("ssh controlplane and kubectl from node01: code %d err %v: %s", code, err, out.String())
+	}
+	out.Reset()
+	code, err = target.Exec(ctx, "controlplane", []string{"cat"}, strings.NewReader("piped"), &out, nil)
+	if err != nil || code != 0 || out.String() != "piped" {
+		t.Errorf("exec with stdin: code %d err %v stdout %q", code, err, out.String())
+	}
+
+	// The learner's terminal: a shell in its keeper, typed into.
+	tty, err := target.Attach(ctx, "controlplane", 100, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scr := &screen{}
+	go func() { _, _ = io.Copy(scr, tty) }()
+	if _, err := tty.Write([]byte("echo $((6*7))-$(hostname)\r")); err != nil {
+		t.Fatal(err)
+	}
+	scr.waitFor(t, "the learner's terminal", "42-controlplane")
+	if cols, rows, err := target.WindowSize(ctx, "controlplane"); err != nil || cols != 100 || rows != 30 {
+		t.Errorf("the keeper's window: %dx%d %v, want 100x30", cols, rows, err)
+	}
+	tty.Close()
+
+	if orphans, err := b.Reconcile(ctx, nil); err != nil || !slices.Contains(orphans, learner) {
+		t.Errorf("Reconcile knowing nothing: %v %v; want %s among them", orphans, err, learner)
+	}
+	if orphans, err := b.Reconcile(ctx, []string{learner}); err != nil || len(orphans) != 0 {
+		t.Errorf("Reconcile knowing %s: %v %v", learner, orphans, err)
+	}
+
+	if err := b.Delete(ctx, learner); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Get(ctx, learner); !errors.Is(err, sandbox.ErrNotFound) {
+		t.Errorf("Get after Delete: %v", err)
+	}
+	if left, _ := host.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelSandbox + "=" + learner}); left == nil || len(left.Items) != 0 {
+		t.Errorf("Pods left after Delete: %v", left)
+	}
+
+	// A cluster that cannot start says why and leaves nothing (with the
+	// pool free again: a Pod that finds no room waits for it).
+	_, err = b.Create(cctx, sandbox.Spec{Name: "k-bad", Image: "podpath/node:absent"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "cannot start") {
+		t.Errorf("create from an image the pool does not have: %v", err)
+	}
+	if left, _ := host.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelSandbox + "=k-bad"}); left == nil || len(left.Items) != 0 {
+		t.Errorf("Pods left by the failed create: %v", left)
+	}
+	if left, _ := host.NetworkingV1().NetworkPolicies(ns).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelSandbox + "=k-bad"}); left == nil || len(left.Items) != 0 {
+		t.Errorf("NetworkPolicy left by the failed create: %v", left)
+	}
+}
