@@ -186,7 +186,65 @@ func kubeBackendRuns(t *testing.T, m *sandbox.Manager, name string, host kuberne
 	if cols, rows, err := target.WindowSize(ctx, "controlplane"); err != nil || cols != 100 || rows != 30 {
 		t.Errorf("the keeper's window: %dx%d %v, want 100x30", cols, rows, err)
 	}
+	clients := func() string {
+		var out bytes.Buffer
+		_, _ = target.Exec(ctx, "controlplane", []string{"sh", "-c", "tmux -L podpath list-clients | wc -l"}, nil, &out, nil)
+		return strings.TrimSpace(out.String())
+	}
+	if n := clients(); n != "1" {
+		t.Errorf("%s tmux clients with the learner's terminal open, want 1", n)
+	}
 	tty.Close()
+	// Closing the terminal hangs up its process: the tmux client goes (a
+	// cancelled exec alone leaves it running on containerd).
+	deadline := time.Now().Add(30 * time.Second)
+	for clients() != "0" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the closed terminal's tmux client is still attached (%s clients)", clients())
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+
+	// Hibernation marks the cluster and keeps it running (its Pods hold
+	// the pool's room either way); Resume takes the mark off.
+	if err := b.Hibernate(ctx, learner); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := b.Get(ctx, learner); err != nil || info.State != sandbox.StatePaused {
+		t.Errorf("after Hibernate: %+v %v, want %s", info, err, sandbox.StatePaused)
+	}
+	if err := b.Resume(ctx, learner); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := b.Get(ctx, learner); err != nil || info.State != sandbox.StateRunning {
+		t.Errorf("after Resume: %+v %v, want %s", info, err, sandbox.StateRunning)
+	}
+	if err := b.WaitReady(ctx, learner, time.Minute); err != nil {
+		t.Errorf("WaitReady after Resume: %v", err)
+	}
+
+	// Another installation in the same namespace sees none of it.
+	otherOpts := opts
+	otherOpts.Installation = "t-kube-other"
+	other, err := kube.New(cfg, otherOpts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Get(ctx, learner); !errors.Is(err, sandbox.ErrNotFound) {
+		t.Errorf("another installation's Get: %v, want not found", err)
+	}
+	if code, err := other.Target(learner).Exec(ctx, "controlplane", []string{"true"}, nil, nil, nil); err == nil {
+		t.Errorf("another installation ran a command in this one's node (exit %d)", code)
+	}
+	if _, err := other.Kubeconfig(ctx, learner); err == nil {
+		t.Error("another installation read this one's kubeconfig")
+	}
+	if _, err := other.Create(cctx, sandbox.Spec{Name: learner}, nil); err == nil {
+		t.Error("another installation created a sandbox over this one's")
+	}
+	if info, err := b.Get(ctx, learner); err != nil || info.State != sandbox.StateRunning {
+		t.Errorf("this installation's sandbox after the other's attempts: %+v %v", info, err)
+	}
 
 	if orphans, err := b.Reconcile(ctx, nil); err != nil || !slices.Contains(orphans, learner) {
 		t.Errorf("Reconcile knowing nothing: %v %v; want %s among them", orphans, err, learner)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -98,9 +100,9 @@ func (b *Backend) Create(ctx context.Context, spec sandbox.Spec, progress func(s
 	if spec.Image != "" {
 		opts.Image = spec.Image
 	}
-	if pods, err := b.pods(ctx, spec.Name); err != nil {
+	if all, err := b.names(ctx); err != nil {
 		return nil, err
-	} else if len(pods) > 0 {
+	} else if slices.Contains(all, spec.Name) {
 		return nil, fmt.Errorf("sandbox %q already exists: delete it first (podpath sandbox delete %s)", spec.Name, spec.Name)
 	}
 
@@ -452,6 +454,9 @@ func nodesOf(pods []corev1.Pod) []sandbox.Node {
 			state = "removing"
 		} else if p.Status.Phase == corev1.PodRunning {
 			state = sandbox.StateRunning
+			if p.Annotations[AnnotationHibernated] == "true" {
+				state = sandbox.StatePaused
+			}
 			for _, cs := range p.Status.ContainerStatuses {
 				if cs.Name == nodeContainer && cs.State.Running == nil {
 					state = "exited"
@@ -484,7 +489,10 @@ func (b *Backend) Get(ctx context.Context, name string) (*sandbox.Info, error) {
 	}
 	nodes := nodesOf(pods)
 	if nodes[0].Alias != names.ControlPlane {
-		return nil, fmt.Errorf("sandbox %q has no control-plane Pod", name)
+		// A Pod of a host cluster can go alone (preempted, deleted by
+		// hand): the cluster is there and broken, which the engine's
+		// health check fails it for.
+		nodes = append([]sandbox.Node{{Alias: names.ControlPlane, Container: PodName(name, names.ControlPlane), Role: "control-plane", State: "missing"}}, nodes...)
 	}
 	return &sandbox.Info{Name: name, Nodes: nodes, State: sandbox.StateOf(nodes)}, nil
 }
@@ -574,32 +582,62 @@ func (b *Backend) Delete(ctx context.Context, name string) error {
 	if err := b.cs.NetworkingV1().NetworkPolicies(b.opts.Namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete the NetworkPolicy of %s: %w", name, err)
 	}
+	var left string
 	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		pods, err := b.pods(ctx, name)
-		return err == nil && len(pods) == 0, nil
+		if err != nil {
+			left = err.Error()
+			return false, nil
+		}
+		left = fmt.Sprintf("%d node Pods still there", len(pods))
+		return len(pods) == 0, nil
 	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("node Pods of %s still there 2m after delete", name)
+		return fmt.Errorf("delete sandbox %s: not done after 2m: %s", name, left)
 	}
 	return nil
 }
 
-// Hibernate keeps the cluster running. On this backend a frozen seat costs
-// the lab pool what a running one does: the scheduler counts a Pod's
-// requests, not its use, and a node Pod's requests are its limits
-// (Guaranteed QoS). docs/KUBERNETES.md says what freezing would save.
+// Hibernate marks the cluster hibernated and keeps it running. On this
+// backend a frozen seat costs the lab pool what a running one does: the
+// scheduler counts a Pod's requests, not its use, and a node Pod's requests
+// are its limits (Guaranteed QoS). The mark (an annotation on the node
+// Pods) keeps the state the engine and a restarted server read the same as
+// on Docker; docs/KUBERNETES.md says what freezing would save.
 func (b *Backend) Hibernate(ctx context.Context, name string) error {
-	_, err := b.Get(ctx, name)
-	return err
+	return b.mark(ctx, name, true)
 }
 
-// Resume is Hibernate's other half: the cluster never stopped.
+// Resume takes the mark off: the cluster never stopped.
 func (b *Backend) Resume(ctx context.Context, name string) error {
-	_, err := b.Get(ctx, name)
-	return err
+	return b.mark(ctx, name, false)
+}
+
+// AnnotationHibernated marks the node Pods of a hibernated sandbox.
+const AnnotationHibernated = "podpath.dev/hibernated"
+
+func (b *Backend) mark(ctx context.Context, name string, on bool) error {
+	info, err := b.Get(ctx, name)
+	if err != nil {
+		return err
+	}
+	value := "null"
+	if on {
+		value = `"true"`
+	}
+	patch := []byte(`{"metadata":{"annotations":{"` + AnnotationHibernated + `":` + value + `}}}`)
+	for _, n := range info.Nodes {
+		if n.State == "missing" {
+			continue
+		}
+		if _, err := b.cs.CoreV1().Pods(b.opts.Namespace).Patch(ctx, n.Container, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			return fmt.Errorf("mark node Pod %s: %w", n.Container, err)
+		}
+	}
+	return nil
 }
 
 // WaitReady waits until every node of the sandbox is Ready with a fresh
@@ -632,6 +670,9 @@ func (b *Backend) Kubeconfig(ctx context.Context, name string) (string, error) {
 	}
 	if err != nil {
 		return "", err
+	}
+	if pod.Labels[LabelInstallation] != b.opts.Installation {
+		return "", fmt.Errorf("sandbox %q: %w (Pod %s belongs to installation %q)", name, sandbox.ErrNotFound, pod.Name, pod.Labels[LabelInstallation])
 	}
 	if v, ok := b.kubeconfigs.Load(pod.UID); ok {
 		return v.(string), nil

@@ -41,14 +41,17 @@ func (d podDialer) DialContext(ctx context.Context, _, _ string) (net.Conn, erro
 		return nil, err
 	}
 	u := d.cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(d.namespace).Name(d.pod).SubResource("portforward").URL()
-	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, http.MethodPost, u)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 	type dialed struct {
 		conn httpstream.Connection
 		err  error
 	}
 	ch := make(chan dialed, 1)
 	go func() {
-		conn, proto, err := dialer.Dial(portforward.PortForwardProtocolV1Name)
+		conn, proto, err := spdy.Negotiate(upgrader, &http.Client{Transport: transport}, req, portforward.PortForwardProtocolV1Name)
 		if err == nil && proto != portforward.PortForwardProtocolV1Name {
 			conn.Close()
 			err = fmt.Errorf("port-forward protocol %q, not %q", proto, portforward.PortForwardProtocolV1Name)

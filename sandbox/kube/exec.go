@@ -2,20 +2,23 @@ package kube
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
+	"strings"
 	"sync"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"
+	"k8s.io/streaming/pkg/httpstream"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/podpath/podpath/sandbox"
 )
@@ -29,6 +32,41 @@ type Target struct {
 
 	mu   sync.Mutex
 	rest *rest.Config
+	// ours holds the node Pods seen to carry this installation's label,
+	// by node: a name alone could be another installation's Pod in a
+	// shared namespace.
+	ours map[string]bool
+}
+
+// checkOurs makes sure the node's Pod is this installation's before the
+// first command reaches it.
+func (t *Target) checkOurs(ctx context.Context, node string) error {
+	t.mu.Lock()
+	ok := t.ours[node]
+	t.mu.Unlock()
+	if ok {
+		return nil
+	}
+	p, err := t.b.cs.CoreV1().Pods(t.b.opts.Namespace).Get(ctx, PodName(t.name, node), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		if _, ierr := t.b.Get(ctx, t.name); ierr != nil {
+			return ierr
+		}
+		return fmt.Errorf("sandbox %s has no node %q", t.name, node)
+	}
+	if err != nil {
+		return err
+	}
+	if p.Labels[LabelInstallation] != t.b.opts.Installation || p.Labels[LabelNode] != node {
+		return fmt.Errorf("sandbox %q: %w (Pod %s belongs to installation %q)", t.name, sandbox.ErrNotFound, p.Name, p.Labels[LabelInstallation])
+	}
+	t.mu.Lock()
+	if t.ours == nil {
+		t.ours = map[string]bool{}
+	}
+	t.ours[node] = true
+	t.mu.Unlock()
+	return nil
 }
 
 // Target returns the sandbox name as a Target.
@@ -79,13 +117,16 @@ func (t *Target) Exec(ctx context.Context, node string, cmd []string, stdin io.R
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	if sameWriter(stdout, stderr) && stdout != io.Discard {
-		// The exec copies the two streams in two goroutines; one writer
-		// given for both (a bytes.Buffer, say) must not see them at once.
-		// The Docker backend demultiplexes in one, so callers do this.
-		w := &lockedWriter{w: stdout}
-		stdout, stderr = w, w
+	if err := t.checkOurs(ctx, node); err != nil {
+		return -1, fmt.Errorf("exec in %s/%s: %w", t.name, node, err)
 	}
+	// The exec copies the two streams in two goroutines and, when ctx
+	// ends, returns without waiting for them: both writers are guarded by
+	// one lock (one writer given for both, a bytes.Buffer say, must not
+	// see two io.Copy at once) and shut once Exec returns.
+	g := &guard{}
+	stdout, stderr = g.writer(stdout), g.writer(stderr)
+	defer g.shut()
 	ex, err := t.executor(node, cmd, stdin != nil, false)
 	if err != nil {
 		return -1, fmt.Errorf("exec in %s/%s: %w", t.name, node, err)
@@ -165,23 +206,25 @@ func (t *Target) WindowSize(ctx context.Context, node string) (cols, rows uint16
 func (t *Target) Close() {}
 
 // Terminal runs cmd on a node on a terminal the host's kubelet makes,
-// reached through the exec API. It returns once the exec has started (or
-// failed to).
+// reached through the exec API. It returns once the exec's streams are up,
+// or the error that kept them from coming up.
 func (t *Target) Terminal(ctx context.Context, node string, cmd []string, cols, rows uint16) (*TTY, error) {
-	if _, err := t.b.cs.CoreV1().Pods(t.b.opts.Namespace).Get(ctx, PodName(t.name, node), metav1.GetOptions{}); err != nil {
-		if _, ierr := t.b.Get(ctx, t.name); ierr != nil {
-			return nil, fmt.Errorf("open a terminal on %s: %w", node, ierr)
-		}
-		return nil, fmt.Errorf("open a terminal on %s: sandbox %s has no node %q", node, t.name, node)
+	if err := t.checkOurs(ctx, node); err != nil {
+		return nil, fmt.Errorf("open a terminal on %s: %w", node, err)
 	}
-	ex, err := t.executor(node, append([]string{"env", "TERM=xterm-256color"}, cmd...), true, true)
+	// The shell records its PID, so Close can hang it up: cancelling an
+	// exec's stream does not end its process on containerd.
+	id := strings.ToLower(rand.Text())
+	wrapped := append([]string{"sh", "-c", `echo $$ > /run/podpath-tty-` + id + `; exec env TERM=xterm-256color "$@"`, "podpath-tty"}, cmd...)
+	ex, err := t.executor(node, wrapped, true, true)
 	if err != nil {
 		return nil, fmt.Errorf("open a terminal on %s: %w", node, err)
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	tty := &TTY{in: inW, out: outR, sizes: make(chan remotecommand.TerminalSize, 1), done: make(chan struct{}), cancel: cancel}
+	tty := &TTY{t: t, node: node, id: id, in: inW, out: outR, sizes: make(chan remotecommand.TerminalSize, 1),
+		started: make(chan struct{}), done: make(chan struct{}), cancel: cancel}
 	tty.Resize(cols, rows)
 	go func() {
 		err := ex.StreamWithContext(sctx, remotecommand.StreamOptions{
@@ -200,18 +243,36 @@ func (t *Target) Terminal(ctx context.Context, node string, cmd []string, cols, 
 		inR.Close()
 		close(tty.done)
 	}()
-	return tty, nil
+	select {
+	case <-tty.started:
+		return tty, nil
+	case <-tty.done:
+		if tty.err != nil {
+			return nil, fmt.Errorf("open a terminal on %s: %w", node, t.explain(ctx, node, tty.err))
+		}
+		return tty, nil // it ran and ended at once; Wait says how
+	case <-ctx.Done():
+		tty.Close()
+		return nil, fmt.Errorf("open a terminal on %s: %w", node, ctx.Err())
+	}
 }
 
 // TTY is a process on a terminal in a node Pod: its bytes both ways, its
 // size, its end.
 type TTY struct {
-	in     *io.PipeWriter
-	out    *io.PipeReader
-	sizes  chan remotecommand.TerminalSize
-	done   chan struct{}
-	cancel context.CancelFunc
-	once   sync.Once
+	t     *Target
+	node  string
+	id    string
+	in    *io.PipeWriter
+	out   *io.PipeReader
+	sizes chan remotecommand.TerminalSize
+	// started is closed when the exec first asks for a size: its streams
+	// are up.
+	started     chan struct{}
+	startedOnce sync.Once
+	done        chan struct{}
+	cancel      context.CancelFunc
+	once        sync.Once
 
 	code int
 	err  error
@@ -240,6 +301,7 @@ func (t *TTY) Resize(cols, rows uint16) error {
 // Next hands the exec the terminal's next size (remotecommand's
 // TerminalSizeQueue); nil once the process has ended.
 func (t *TTY) Next() *remotecommand.TerminalSize {
+	t.startedOnce.Do(func() { close(t.started) })
 	select {
 	case s := <-t.sizes:
 		return &s
@@ -254,32 +316,49 @@ func (t *TTY) Wait() (int, error) {
 	return t.code, t.err
 }
 
-// Close ends the exec; a process that reads the terminal then gets a
-// hangup.
+// Close ends the exec and hangs up its process (SIGHUP: a shell ends, a
+// tmux client detaches), by a second exec in the background.
 func (t *TTY) Close() error {
 	t.once.Do(func() {
 		t.cancel()
 		t.in.Close()
 		t.out.Close()
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			defer cancel()
+			f := "/run/podpath-tty-" + t.id
+			_, _ = t.t.Exec(ctx, t.node, []string{"sh", "-c", `[ -f ` + f + ` ] && kill -HUP "$(cat ` + f + `)" 2>/dev/null; rm -f ` + f}, nil, nil, nil)
+		}()
 	})
 	return nil
 }
 
-// lockedWriter serialises writes to one writer from two goroutines.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+// guard serialises the writes of one exec's two output copies and drops
+// any that come after the exec has returned (its caller reads the output
+// then).
+type guard struct {
+	mu     sync.Mutex
+	closed bool
 }
 
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+func (g *guard) writer(w io.Writer) io.Writer { return guardedWriter{g: g, w: w} }
+
+func (g *guard) shut() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
 }
 
-// sameWriter says whether a and b are one writer (comparing them as
-// interfaces panics where their type cannot be compared).
-func sameWriter(a, b io.Writer) bool {
-	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
-	return ta == tb && ta != nil && ta.Comparable() && a == b
+type guardedWriter struct {
+	g *guard
+	w io.Writer
+}
+
+func (w guardedWriter) Write(p []byte) (int, error) {
+	w.g.mu.Lock()
+	defer w.g.mu.Unlock()
+	if w.g.closed {
+		return len(p), nil
+	}
+	return w.w.Write(p)
 }
