@@ -2,9 +2,11 @@ package cli
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/podpath/podpath/internal/dockercli"
 	"github.com/podpath/podpath/sandbox/nodeimage"
 )
 
@@ -45,6 +47,65 @@ containerd. A second build with the same inputs finds the image and finishes in 
 		},
 	}
 	tag.Flags().StringVar(&opts.KubernetesVersion, "kubernetes-version", nodeimage.DefaultKubernetesVersion, "Kubernetes release")
-	cmd.AddCommand(build, tag)
+	var agentOpts nodeimage.Options
+	agent := &cobra.Command{
+		Use:   "policy-agent",
+		Short: "Build the NetworkPolicy agent a host cluster of the Kubernetes backend runs, as a docker-archive file",
+		Long: `Builds kube-router ` + nodeimage.PolicyAgentVersion + ` (its network policy controller) from the Go module proxy, on Debian's iptables and ipset, into the image
+` + nodeimage.PolicyAgentImage + ` and writes it to a docker-archive file under the cache folder
+(printed last). Import it into the host cluster's lab nodes (ctr -n k8s.io images import, or
+docker load and a push to your registry) where the host cluster enforces no NetworkPolicy
+of its own; docs/KUBERNETES.md says why learner clusters need one.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			agentOpts.Progress = cmd.ErrOrStderr()
+			a, err := nodeimage.BuildPolicyAgent(cmd.Context(), agentOpts)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), a.Path)
+			return nil
+		},
+	}
+	agent.Flags().StringVar(&agentOpts.CacheDir, "cache-dir", nodeimage.DefaultCacheDir(), "folder for built binaries and images (env PODPATH_CACHE_DIR)")
+	var serverOpts nodeimage.Options
+	var load bool
+	server := &cobra.Command{
+		Use:   "server",
+		Short: "Build podpath's server image (this podpath binary on Debian) as a docker-archive file",
+		Long: `Builds ` + nodeimage.ServerImageRepo + `:<digest> with no registry: the Debian base, Debian's docker CLI
+(the Docker backend drives the host's engine with it), PostgreSQL for trials
+(/usr/local/bin/podpath-postgres) and this podpath binary as its entrypoint
+(command: serve). It writes a docker-archive file under the cache folder and prints its
+path; --load also loads it into the local Docker engine and tags it
+` + nodeimage.ServerImageRepo + `:latest (docker-compose.yml runs that). scripts/kube-up imports the
+archive into a host cluster's nodes.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			serverOpts.Progress = cmd.ErrOrStderr()
+			self, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			a, err := nodeimage.BuildServerImage(cmd.Context(), serverOpts, self)
+			if err != nil {
+				return err
+			}
+			if load {
+				if err := dockercli.Run(cmd.Context(), "load", "-i", a.Path); err != nil {
+					return err
+				}
+				if err := dockercli.Run(cmd.Context(), "tag", a.Ref, nodeimage.ServerImageRepo+":latest"); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "loaded %s, tagged %s:latest\n", a.Ref, nodeimage.ServerImageRepo)
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), a.Path)
+			return nil
+		},
+	}
+	server.Flags().StringVar(&serverOpts.CacheDir, "cache-dir", nodeimage.DefaultCacheDir(), "folder for root filesystems and images (env PODPATH_CACHE_DIR)")
+	server.Flags().BoolVar(&load, "load", false, "also load the image into the local Docker engine as "+nodeimage.ServerImageRepo+":latest")
+	cmd.AddCommand(build, tag, agent, server)
 	return cmd
 }

@@ -40,6 +40,7 @@ type imageSpec struct {
 	Entrypoint []string
 	Cmd        []string
 	StopSignal string
+	Env        []string // beside PATH
 }
 
 // layerFiles are the layer tars a build writes into its work folder.
@@ -261,7 +262,7 @@ func writeImageArchive(ctx context.Context, path string, specs []imageSpec) erro
 		}
 		cf = cf.DeepCopy()
 		cf.OS, cf.Architecture = "linux", "amd64"
-		cf.Config.Env = []string{defaultPath}
+		cf.Config.Env = append([]string{defaultPath}, s.Env...)
 		cf.Config.Entrypoint = s.Entrypoint
 		cf.Config.Cmd = s.Cmd
 		cf.Config.StopSignal = s.StopSignal
