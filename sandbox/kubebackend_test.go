@@ -246,6 +246,8 @@ func kubeBackendRuns(t *testing.T, m *sandbox.Manager, name string, host kuberne
 		t.Errorf("this installation's sandbox after the other's attempts: %+v %v", info, err)
 	}
 
+	learnerFenced(t, ctx, host, pool.Container, b, opts, learner)
+
 	if orphans, err := b.Reconcile(ctx, nil); err != nil || !slices.Contains(orphans, learner) {
 		t.Errorf("Reconcile knowing nothing: %v %v; want %s among them", orphans, err, learner)
 	}

@@ -172,7 +172,7 @@ metadata:
   name: cfg
 data:
   net-conf.json: |
-    {"Network": "{{ .PodSubnet }}"}
+    {"Network": "{{ .PodSubnet }}", "Backend": {"Type": "host-gw"}}
 ---
 apiVersion: apps/v1
 kind: DaemonSet
@@ -196,6 +196,9 @@ spec:
 	}
 	if !strings.Contains(out, `"Network": "10.150.0.0/16"`) {
 		t.Errorf("Pod range not filled in:\n%s", out)
+	}
+	if !strings.Contains(out, `"Type": "vxlan"`) || strings.Contains(out, "host-gw") {
+		t.Errorf("flannel's backend not VXLAN:\n%s", out)
 	}
 	docs := strings.Split(out, "---\n")
 	if len(docs) != 2 {
