@@ -45,16 +45,10 @@ type Archive struct {
 // finds it in the cache: the Debian base, iptables and ipset, and
 // kube-router built from the Go module proxy.
 func BuildPolicyAgent(ctx context.Context, opts Options) (Archive, error) {
-	if opts.CacheDir == "" {
-		opts.CacheDir = DefaultCacheDir()
+	b, err := newHostBuilder(&opts, "the policy agent's image")
+	if err != nil {
+		return Archive{}, err
 	}
-	if opts.Progress == nil {
-		opts.Progress = io.Discard
-	}
-	if os.Geteuid() != 0 {
-		return Archive{}, fmt.Errorf("building the policy agent's image needs root (debootstrap and chroot for its Debian packages): run it as root")
-	}
-	b := &builder{cacheDir: opts.CacheDir, out: opts.Progress}
 	bin, err := b.buildGo(ctx, goBinary{
 		Name:    "kube-router",
 		Require: map[string]string{"github.com/cloudnativelabs/kube-router/v2": PolicyAgentVersion},
@@ -64,54 +58,24 @@ func BuildPolicyAgent(ctx context.Context, opts Options) (Archive, error) {
 	if err != nil {
 		return Archive{}, err
 	}
-	in := DefaultInputs(opts.KubernetesVersion)
-	in.Packages = map[string][]string{rootfsPolicy: {"iptables", "ipset"}}
-	base, err := b.debianBase(ctx, in)
+	base, variant, err := b.hostRootfs(ctx, opts, rootfsPolicy, "iptables", "ipset")
 	if err != nil {
-		return Archive{}, err
-	}
-	variant, err := b.debianVariant(ctx, in, base, rootfsPolicy)
-	if err != nil {
-		return Archive{}, err
-	}
-	dir := filepath.Join(b.cacheDir, "images")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Archive{}, err
 	}
 	// The binary's and the root filesystems' cache names carry their inputs.
 	key := shortHash(filepath.Base(bin), filepath.Base(base), filepath.Base(variant), fmt.Sprint(builderRevision))
-	a := Archive{Ref: PolicyAgentImage, Path: filepath.Join(dir, "policy-agent-"+key+".tar")}
-	if _, err := os.Stat(a.Path); err == nil {
-		a.Cached = true
-		b.detail("%s: cached (%s)", a.Ref, a.Path)
-		return a, nil
-	}
-	layers := []string{filepath.Join(dir, "policy-agent-"+key+".base.tar"), filepath.Join(dir, "policy-agent-"+key+".top.tar")}
-	defer func() {
-		for _, l := range layers {
-			os.Remove(l)
-		}
-	}()
-	if err := writeTar(layers[0], func(t *tarWriter) error { return t.addTree(base, nil) }); err != nil {
-		return Archive{}, fmt.Errorf("policy agent base layer: %w", err)
-	}
-	if err := writeTar(layers[1], func(t *tarWriter) error {
-		if err := t.addDiff(base, variant); err != nil {
-			return err
-		}
-		if err := addIptablesWrapper(t); err != nil {
-			return err
-		}
-		return addBinary(t, bin, "usr/local/bin/kube-router")
-	}); err != nil {
-		return Archive{}, fmt.Errorf("policy agent layer: %w", err)
-	}
-	spec := imageSpec{Ref: a.Ref, Layers: layers, Entrypoint: []string{"/usr/local/bin/kube-router"}}
-	if err := writeImageArchive(ctx, a.Path, []imageSpec{spec}); err != nil {
-		return Archive{}, fmt.Errorf("policy agent image: %w", err)
-	}
-	b.detail("%s: written to %s", a.Ref, a.Path)
-	return a, nil
+	spec := imageSpec{Ref: PolicyAgentImage, Entrypoint: []string{"/usr/local/bin/kube-router"}}
+	return b.hostImage(ctx, "policy-agent-"+key, spec,
+		func(t *tarWriter) error { return t.addTree(base, nil) },
+		func(t *tarWriter) error {
+			if err := t.addDiff(base, variant); err != nil {
+				return err
+			}
+			if err := addIptablesWrapper(t); err != nil {
+				return err
+			}
+			return addBinary(t, bin, "usr/local/bin/kube-router")
+		})
 }
 
 //go:embed hostfiles
@@ -131,16 +95,10 @@ const rootfsServer = "server"
 // Entrypoint podpath, command serve; /usr/local/bin/podpath-postgres runs a
 // trial Postgres from the same image.
 func BuildServerImage(ctx context.Context, opts Options, bin string) (Archive, error) {
-	if opts.CacheDir == "" {
-		opts.CacheDir = DefaultCacheDir()
+	b, err := newHostBuilder(&opts, "the server image")
+	if err != nil {
+		return Archive{}, err
 	}
-	if opts.Progress == nil {
-		opts.Progress = io.Discard
-	}
-	if os.Geteuid() != 0 {
-		return Archive{}, fmt.Errorf("building the server image needs root (debootstrap and chroot for its Debian packages): run it as root")
-	}
-	b := &builder{cacheDir: opts.CacheDir, out: opts.Progress}
 	sum, err := fileDigest(bin)
 	if err != nil {
 		return Archive{}, fmt.Errorf("the podpath binary: %w", err)
@@ -149,34 +107,17 @@ func BuildServerImage(ctx context.Context, opts Options, bin string) (Archive, e
 	if err != nil {
 		return Archive{}, err
 	}
-	in := DefaultInputs(opts.KubernetesVersion)
-	in.Packages = map[string][]string{rootfsServer: {"docker.io", "postgresql", "ca-certificates", "tzdata"}}
-	base, err := b.debianBase(ctx, in)
-	if err != nil {
-		return Archive{}, err
-	}
-	variant, err := b.debianVariant(ctx, in, base, rootfsServer)
+	base, variant, err := b.hostRootfs(ctx, opts, rootfsServer, "docker.io", "postgresql", "ca-certificates", "tzdata")
 	if err != nil {
 		return Archive{}, err
 	}
 	key := shortHash(sum, string(script), filepath.Base(base), filepath.Base(variant), fmt.Sprint(builderRevision))
-	dir := filepath.Join(b.cacheDir, "images")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return Archive{}, err
+	spec := imageSpec{
+		Ref:        ServerImageRepo + ":" + key,
+		Entrypoint: []string{"/usr/local/bin/podpath"}, Cmd: []string{"serve"},
+		Env: []string{"PODPATH_LISTEN=:8080", "PODPATH_STATE_DIR=/var/lib/podpath"},
 	}
-	a := Archive{Ref: ServerImageRepo + ":" + key, Path: filepath.Join(dir, "server-"+key+".tar")}
-	if _, err := os.Stat(a.Path); err == nil {
-		a.Cached = true
-		b.detail("%s: cached (%s)", a.Ref, a.Path)
-		return a, nil
-	}
-	layers := []string{filepath.Join(dir, "server-"+key+".base.tar"), filepath.Join(dir, "server-"+key+".pkgs.tar"), filepath.Join(dir, "server-"+key+".bin.tar")}
-	defer func() {
-		for _, l := range layers {
-			os.Remove(l)
-		}
-	}()
-	writers := []func(t *tarWriter) error{
+	return b.hostImage(ctx, "server-"+key, spec,
 		func(t *tarWriter) error { return t.addTree(base, nil) },
 		func(t *tarWriter) error { return t.addDiff(base, variant) },
 		func(t *tarWriter) error {
@@ -189,21 +130,63 @@ func BuildServerImage(ctx context.Context, opts Options, bin string) (Archive, e
 				return err
 			}
 			return addBinary(t, bin, "usr/local/bin/podpath")
-		},
+		})
+}
+
+// newHostBuilder fills in opts' defaults and makes a builder for what.
+func newHostBuilder(opts *Options, what string) (*builder, error) {
+	if opts.CacheDir == "" {
+		opts.CacheDir = DefaultCacheDir()
 	}
-	for i, w := range writers {
-		b.detail("%s: layer %d of %d", a.Ref, i+1, len(writers))
-		if err := writeTar(layers[i], w); err != nil {
-			return Archive{}, fmt.Errorf("server image layer: %w", err)
+	if opts.Progress == nil {
+		opts.Progress = io.Discard
+	}
+	if os.Geteuid() != 0 {
+		return nil, fmt.Errorf("building %s needs root (debootstrap and chroot for its Debian packages): run it as root", what)
+	}
+	return &builder{cacheDir: opts.CacheDir, out: opts.Progress}, nil
+}
+
+// hostRootfs makes (or finds) the Debian base and the variant name with
+// pkgs installed on it.
+func (b *builder) hostRootfs(ctx context.Context, opts Options, name string, pkgs ...string) (base, variant string, err error) {
+	in := DefaultInputs(opts.KubernetesVersion)
+	in.Packages = map[string][]string{name: pkgs}
+	if base, err = b.debianBase(ctx, in); err != nil {
+		return "", "", err
+	}
+	variant, err = b.debianVariant(ctx, in, base, name)
+	return base, variant, err
+}
+
+// hostImage writes spec, one layer per writer (bottom first), to
+// images/<file>.tar in the cache, or finds it there.
+func (b *builder) hostImage(ctx context.Context, file string, spec imageSpec, layers ...func(t *tarWriter) error) (Archive, error) {
+	dir := filepath.Join(b.cacheDir, "images")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Archive{}, err
+	}
+	a := Archive{Ref: spec.Ref, Path: filepath.Join(dir, file+".tar")}
+	if _, err := os.Stat(a.Path); err == nil {
+		a.Cached = true
+		b.detail("%s: cached (%s)", a.Ref, a.Path)
+		return a, nil
+	}
+	defer func() {
+		for _, l := range spec.Layers {
+			os.Remove(l)
+		}
+	}()
+	for i, w := range layers {
+		b.detail("%s: layer %d of %d", a.Ref, i+1, len(layers))
+		path := filepath.Join(dir, fmt.Sprintf("%s.layer%d.tar", file, i))
+		spec.Layers = append(spec.Layers, path)
+		if err := writeTar(path, w); err != nil {
+			return Archive{}, fmt.Errorf("%s layer %d: %w", a.Ref, i+1, err)
 		}
 	}
-	spec := imageSpec{
-		Ref: a.Ref, Layers: layers,
-		Entrypoint: []string{"/usr/local/bin/podpath"}, Cmd: []string{"serve"},
-		Env: []string{"PODPATH_LISTEN=:8080", "PODPATH_STATE_DIR=/var/lib/podpath"},
-	}
 	if err := writeImageArchive(ctx, a.Path, []imageSpec{spec}); err != nil {
-		return Archive{}, fmt.Errorf("server image: %w", err)
+		return Archive{}, fmt.Errorf("%s: %w", a.Ref, err)
 	}
 	b.detail("%s: written to %s", a.Ref, a.Path)
 	return a, nil
