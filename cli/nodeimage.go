@@ -53,9 +53,10 @@ containerd. A second build with the same inputs finds the image and finishes in 
 		Short: "Build the NetworkPolicy agent a host cluster of the Kubernetes backend runs, as a docker-archive file",
 		Long: `Builds kube-router ` + nodeimage.PolicyAgentVersion + ` (its network policy controller) from the Go module proxy, on Debian's iptables and ipset, into the image
 ` + nodeimage.PolicyAgentImage + ` and writes it to a docker-archive file under the cache folder
-(printed last). Import it into the host cluster's lab nodes (ctr -n k8s.io images import, or
-docker load and a push to your registry) where the host cluster enforces no NetworkPolicy
-of its own; docs/KUBERNETES.md says why learner clusters need one.`,
+(printed last). Import it into the host cluster's lab nodes with ctr -n k8s.io images import
+where the host cluster enforces no NetworkPolicy of its own (docs/KUBERNETES.md says why
+learner clusters need one). docker load refuses this archive for now: its top layer names the
+iptables commands twice (Debian's, then the wrapper's), which containerd takes, last one winning.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			agentOpts.Progress = cmd.ErrOrStderr()
