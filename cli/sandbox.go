@@ -30,6 +30,7 @@ func sandboxCmd() *cobra.Command {
 
 	var workers int
 	var retain bool
+	var publish []string
 	create := &cobra.Command{
 		Use:   "create NAME",
 		Short: "Create a cluster of one control plane and N workers; returns when it is Ready",
@@ -38,7 +39,15 @@ func sandboxCmd() *cobra.Command {
 			out := cmd.OutOrStdout()
 			m := manager()
 			fmt.Fprintf(out, "creating sandbox %s (1 control plane, %d workers) from %s\n", args[0], workers, m.NodeImage())
-			info, err := m.Create(cmd.Context(), sandbox.Spec{Name: args[0], Workers: workers, Retain: retain}, func(e sandbox.Event) {
+			spec := sandbox.Spec{Name: args[0], Workers: workers, Retain: retain}
+			for _, p := range publish {
+				pm, err := sandbox.ParsePortMapping(p)
+				if err != nil {
+					return err
+				}
+				spec.Publish = append(spec.Publish, pm)
+			}
+			info, err := m.Create(cmd.Context(), spec, func(e sandbox.Event) {
 				fmt.Fprintln(out, formatEvent(e))
 			})
 			if err != nil {
@@ -50,6 +59,7 @@ func sandboxCmd() *cobra.Command {
 	}
 	create.Flags().IntVar(&workers, "workers", 1, "number of worker nodes (node01, node02, ...)")
 	create.Flags().BoolVar(&retain, "retain", false, "keep the containers of a cluster that fails to start, for debugging")
+	create.Flags().StringArrayVar(&publish, "publish", nil, "HOST:NODE publishes port NODE of the control plane node on port HOST of this host, on every address (docker backend; repeatable)")
 
 	exec := &cobra.Command{
 		Use:   "exec NAME NODE -- COMMAND [ARG...]",

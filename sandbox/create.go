@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +25,28 @@ type Spec struct {
 	Image string
 	// Retain keeps a failed sandbox's containers for debugging.
 	Retain bool
+	// Publish opens ports of this host onto the control plane node (kind's
+	// extraPortMappings), on every address: scripts/kube-up publishes a
+	// host cluster's NodePort Service this way. The Docker backend only.
+	Publish []PortMapping
+}
+
+// PortMapping is one published port: HostPort on this host forwards to
+// NodePort on the control plane node.
+type PortMapping struct {
+	HostPort, NodePort int32
+}
+
+// ParsePortMapping reads HOST:NODE, as `podpath sandbox create --publish`
+// takes it.
+func ParsePortMapping(s string) (PortMapping, error) {
+	h, n, ok := strings.Cut(s, ":")
+	hp, herr := strconv.ParseUint(h, 10, 16)
+	np, nerr := strconv.ParseUint(n, 10, 16)
+	if !ok || herr != nil || nerr != nil || hp == 0 || np == 0 {
+		return PortMapping{}, fmt.Errorf("--publish %q: want HOST:NODE, two ports from 1 to 65535 (e.g. 8090:30080)", s)
+	}
+	return PortMapping{HostPort: int32(hp), NodePort: int32(np)}, nil
 }
 
 // Stages of provisioning, in the order they happen.
@@ -267,10 +290,16 @@ func kindConfig(spec Spec) *v1alpha4.Cluster {
 	cfg := &v1alpha4.Cluster{
 		TypeMeta: v1alpha4.TypeMeta{Kind: "Cluster", APIVersion: "kind.x-k8s.io/v1alpha4"},
 	}
-	cfg.Nodes = append(cfg.Nodes, v1alpha4.Node{
+	cp := v1alpha4.Node{
 		Role:                 v1alpha4.ControlPlaneRole,
 		KubeadmConfigPatches: []string{nodeNamePatch("InitConfiguration", ControlPlane)},
-	})
+	}
+	for _, p := range spec.Publish {
+		cp.ExtraPortMappings = append(cp.ExtraPortMappings, v1alpha4.PortMapping{
+			ContainerPort: p.NodePort, HostPort: p.HostPort, ListenAddress: "0.0.0.0", Protocol: v1alpha4.PortMappingProtocolTCP,
+		})
+	}
+	cfg.Nodes = append(cfg.Nodes, cp)
 	for i := 1; i <= spec.Workers; i++ {
 		cfg.Nodes = append(cfg.Nodes, v1alpha4.Node{
 			Role:                 v1alpha4.WorkerRole,

@@ -96,6 +96,9 @@ func (b *Backend) Create(ctx context.Context, spec sandbox.Spec, progress func(s
 	if err := CheckName(spec.Name, spec.Workers); err != nil {
 		return nil, err
 	}
+	if len(spec.Publish) > 0 {
+		return nil, errors.New("published ports (--publish) are for the docker backend: on the kubernetes backend expose a learner's port with a Service of the host cluster")
+	}
 	opts := b.opts
 	if spec.Image != "" {
 		opts.Image = spec.Image
