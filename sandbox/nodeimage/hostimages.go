@@ -45,10 +45,11 @@ type Archive struct {
 // finds it in the cache: the Debian base, iptables and ipset, and
 // kube-router built from the Go module proxy.
 func BuildPolicyAgent(ctx context.Context, opts Options) (Archive, error) {
-	b, err := newHostBuilder(&opts, "the policy agent's image")
+	b, unlock, err := newHostBuilder(&opts, "the policy agent's image")
 	if err != nil {
 		return Archive{}, err
 	}
+	defer unlock()
 	bin, err := b.buildGo(ctx, goBinary{
 		Name:    "kube-router",
 		Require: map[string]string{"github.com/cloudnativelabs/kube-router/v2": PolicyAgentVersion},
@@ -95,10 +96,11 @@ const rootfsServer = "server"
 // Entrypoint podpath, command serve; /usr/local/bin/podpath-postgres runs a
 // trial Postgres from the same image.
 func BuildServerImage(ctx context.Context, opts Options, bin string) (Archive, error) {
-	b, err := newHostBuilder(&opts, "the server image")
+	b, unlock, err := newHostBuilder(&opts, "the server image")
 	if err != nil {
 		return Archive{}, err
 	}
+	defer unlock()
 	sum, err := fileDigest(bin)
 	if err != nil {
 		return Archive{}, fmt.Errorf("the podpath binary: %w", err)
@@ -133,8 +135,12 @@ func BuildServerImage(ctx context.Context, opts Options, bin string) (Archive, e
 		})
 }
 
-// newHostBuilder fills in opts' defaults and makes a builder for what.
-func newHostBuilder(opts *Options, what string) (*builder, error) {
+// newHostBuilder fills in opts' defaults and makes a builder for what,
+// holding the cache's build lock until unlock: two builds at once (two
+// scripts, or a script and a test) would share root filesystems and
+// half-written files (tried: one's dpkg ran in a root filesystem the other
+// was making, and one's rename found its file gone).
+func newHostBuilder(opts *Options, what string) (b *builder, unlock func(), err error) {
 	if opts.CacheDir == "" {
 		opts.CacheDir = DefaultCacheDir()
 	}
@@ -142,9 +148,16 @@ func newHostBuilder(opts *Options, what string) (*builder, error) {
 		opts.Progress = io.Discard
 	}
 	if os.Geteuid() != 0 {
-		return nil, fmt.Errorf("building %s needs root (debootstrap and chroot for its Debian packages): run it as root", what)
+		return nil, nil, fmt.Errorf("building %s needs root (debootstrap and chroot for its Debian packages): run it as root", what)
 	}
-	return &builder{cacheDir: opts.CacheDir, out: opts.Progress}, nil
+	if err := os.MkdirAll(opts.CacheDir, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("cache folder: %w", err)
+	}
+	unlock, err = lockFile(filepath.Join(opts.CacheDir, "build.lock"))
+	if err != nil {
+		return nil, nil, err
+	}
+	return &builder{cacheDir: opts.CacheDir, out: opts.Progress}, unlock, nil
 }
 
 // hostRootfs makes (or finds) the Debian base and the variant name with

@@ -272,7 +272,7 @@ func lockFile(path string) (func(), error) {
 		return nil, err
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		fmt.Fprintf(os.Stderr, "another node image build holds %s; waiting for it\n", path)
+		fmt.Fprintf(os.Stderr, "another image build holds %s; waiting for it\n", path)
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 			f.Close()
 			return nil, err
