@@ -200,6 +200,9 @@ func (s *Server) apiTerminal(c echo.Context) error {
 	}
 	s.metrics.terminals.Inc()
 	defer s.metrics.terminals.Dec()
+	// Which replica holds a terminal is in its log: the one to look at
+	// when a learner's terminal misbehaves.
+	s.log.Info("terminal opened", "session", sess.ID, "node", node)
 	err = terminal.Serve(conn, sh, node, terminal.DefaultLimits, terminal.ClientOptions{
 		OnInput:    func() { s.engine.Touch(sess.ID) },
 		Foreground: s.foreground(sb.Name, node),
