@@ -112,3 +112,20 @@ build_policy_agent() {
   say "policy agent image for Kubernetes hosts (built once, then cached)"
   "$PODPATH" nodeimage policy-agent >/dev/null
 }
+
+# ensure_helm installs Helm (v4, from the Go module proxy) into the cache
+# once; scripts/kube-up installs the chart with it.
+HELM_VERSION=v4.3.2
+HELM=${HELM:-/var/cache/podpath/bin/helm}
+ensure_helm() {
+  if [ -x "$HELM" ] && "$HELM" version --short 2>/dev/null | grep -q "^${HELM_VERSION%.*}"; then
+    return
+  fi
+  say "installing Helm $HELM_VERSION from the Go module proxy (about 2 minutes, once)"
+  mkdir -p "$(dirname "$HELM")"
+  GOBIN=$(dirname "$HELM") go install "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"
+}
+
+# The host cluster scripts/kube-up makes and scripts/kube-down removes.
+KUBE_HOST=${PODPATH_KUBE_HOST:-kubehost}
+KUBE_HOST_KUBECONFIG=${PODPATH_KUBE_HOST_KUBECONFIG:-/var/lib/podpath/$KUBE_HOST.kubeconfig}
