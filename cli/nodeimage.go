@@ -55,8 +55,7 @@ containerd. A second build with the same inputs finds the image and finishes in 
 ` + nodeimage.PolicyAgentImage + ` and writes it to a docker-archive file under the cache folder
 (printed last). Import it into the host cluster's lab nodes with ctr -n k8s.io images import
 where the host cluster enforces no NetworkPolicy of its own (docs/KUBERNETES.md says why
-learner clusters need one). docker load refuses this archive for now: its top layer names the
-iptables commands twice (Debian's, then the wrapper's), which containerd takes, last one winning.`,
+learner clusters need one). docker load takes it too.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			agentOpts.Progress = cmd.ErrOrStderr()

@@ -63,20 +63,32 @@ func BuildPolicyAgent(ctx context.Context, opts Options) (Archive, error) {
 	if err != nil {
 		return Archive{}, err
 	}
-	// The binary's and the root filesystems' cache names carry their inputs.
-	key := shortHash(filepath.Base(bin), filepath.Base(base), filepath.Base(variant), fmt.Sprint(builderRevision))
+	// The binary's and the root filesystems' cache names carry their inputs;
+	// "wrapper once": the layer names the iptables commands once (the
+	// wrapper's), which docker load requires; the archives before had them
+	// twice.
+	key := shortHash(filepath.Base(bin), filepath.Base(base), filepath.Base(variant), fmt.Sprint(builderRevision), "wrapper once")
 	spec := imageSpec{Ref: PolicyAgentImage, Entrypoint: []string{"/usr/local/bin/kube-router"}}
 	return b.hostImage(ctx, "policy-agent-"+key, spec,
 		func(t *tarWriter) error { return t.addTree(base, nil) },
-		func(t *tarWriter) error {
-			if err := t.addDiff(base, variant); err != nil {
-				return err
-			}
-			if err := addIptablesWrapper(t); err != nil {
-				return err
-			}
-			return addBinary(t, bin, "usr/local/bin/kube-router")
-		})
+		func(t *tarWriter) error { return policyAgentLayer(t, base, variant, bin) })
+}
+
+// policyAgentLayer writes the agent's layer over the Debian base: iptables
+// and ipset, the iptables wrapper in place of Debian's iptables commands
+// (left out of the diff, so each path is written once), and kube-router.
+func policyAgentLayer(t *tarWriter, base, variant, bin string) error {
+	wrapped := map[string]bool{}
+	for _, c := range iptablesCommands {
+		wrapped["usr/sbin/"+c] = true
+	}
+	if err := t.addDiff(base, variant, func(rel string) bool { return wrapped[rel] }); err != nil {
+		return err
+	}
+	if err := addIptablesWrapper(t); err != nil {
+		return err
+	}
+	return addBinary(t, bin, "usr/local/bin/kube-router")
 }
 
 //go:embed hostfiles
@@ -121,7 +133,7 @@ func BuildServerImage(ctx context.Context, opts Options, bin string) (Archive, e
 	}
 	return b.hostImage(ctx, "server-"+key, spec,
 		func(t *tarWriter) error { return t.addTree(base, nil) },
-		func(t *tarWriter) error { return t.addDiff(base, variant) },
+		func(t *tarWriter) error { return t.addDiff(base, variant, nil) },
 		func(t *tarWriter) error {
 			for _, d := range []string{"var/lib/podpath", "var/lib/postgresql"} {
 				if err := t.addDir(d); err != nil {

@@ -63,13 +63,13 @@ func (b *builder) writeLayers(ctx context.Context, work string, base string, var
 	}{
 		{l.Base, func(t *tarWriter) error { return t.addTree(base, nil) }},
 		{l.Net, func(t *tarWriter) error {
-			if err := t.addDiff(base, variants[rootfsNet]); err != nil {
+			if err := t.addDiff(base, variants[rootfsNet], nil); err != nil {
 				return err
 			}
 			return addIptablesWrapper(t)
 		}},
 		{l.Nginx, func(t *tarWriter) error {
-			if err := t.addDiff(base, variants[rootfsNginx]); err != nil {
+			if err := t.addDiff(base, variants[rootfsNginx], nil); err != nil {
 				return err
 			}
 			// Like the official image: logs go to the container's output.
@@ -78,7 +78,7 @@ func (b *builder) writeLayers(ctx context.Context, work string, base string, var
 			}
 			return t.addSymlink("var/log/nginx/error.log", "/dev/stderr")
 		}},
-		{l.Tools, func(t *tarWriter) error { return t.addDiff(base, variants[rootfsTools]) }},
+		{l.Tools, func(t *tarWriter) error { return t.addDiff(base, variants[rootfsTools], nil) }},
 		{l.Kube, func(t *tarWriter) error {
 			return addBinary(t, bins.Kube, "usr/local/bin/kube", kubeCommands...)
 		}},

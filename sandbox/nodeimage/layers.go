@@ -123,11 +123,15 @@ func (t *tarWriter) addSymlink(name, target string) error {
 }
 
 // addDiff writes what changed from base to upper: new and changed entries,
-// and an OCI whiteout for each entry upper no longer has.
-func (t *tarWriter) addDiff(base, upper string) error {
+// and an OCI whiteout for each entry upper no longer has. exclude, given a
+// path relative to upper, can drop entries the caller writes itself.
+func (t *tarWriter) addDiff(base, upper string, exclude func(rel string) bool) error {
 	err := walkSorted(upper, func(rel string, fi fs.FileInfo) (bool, error) {
 		if skipInLayer[rel] {
 			return false, nil
+		}
+		if exclude != nil && exclude(rel) {
+			return !fi.IsDir(), nil
 		}
 		bfi, err := os.Lstat(filepath.Join(base, rel))
 		if err == nil && sameEntry(filepath.Join(base, rel), filepath.Join(upper, rel), bfi, fi) {

@@ -88,7 +88,7 @@ func TestLayerDiff(t *testing.T) {
 
 	var buf bytes.Buffer
 	tw := newTarWriter(&buf)
-	if err := tw.addDiff(base, upper); err != nil {
+	if err := tw.addDiff(base, upper, nil); err != nil {
 		t.Fatal(err)
 	}
 	tw.Close()
