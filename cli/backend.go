@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"os"
 
+	"k8s.io/client-go/rest"
+
 	"github.com/podpath/podpath/sandbox"
 	"github.com/podpath/podpath/sandbox/kube"
 	"github.com/podpath/podpath/session"
@@ -40,21 +42,7 @@ func openBackend(image string, log *slog.Logger) (backend, session.Sandboxes, er
 		m := sandbox.NewManager(opts...)
 		return m, session.Manager(m), nil
 	case "kubernetes":
-		if image == "" {
-			image = os.Getenv("PODPATH_NODE_IMAGE")
-		}
-		if image == "" {
-			image = sandbox.DefaultNodeImage
-		}
-		o, err := kube.OptionsFromEnv(os.Getenv, image)
-		if err != nil {
-			return nil, nil, err
-		}
-		cfg, err := kube.HostConfig(os.Getenv("PODPATH_KUBECONFIG"))
-		if err != nil {
-			return nil, nil, err
-		}
-		b, err := kube.New(cfg, o, log)
+		b, _, err := kubeBackend(image, os.Getenv, log)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -62,4 +50,28 @@ func openBackend(image string, log *slog.Logger) (backend, session.Sandboxes, er
 	default:
 		return nil, nil, fmt.Errorf("PODPATH_SANDBOX=%q: use docker or kubernetes", kind)
 	}
+}
+
+// kubeBackend opens the Kubernetes backend from the PODPATH_KUBE_*
+// settings get returns, and gives its host cluster's configuration too.
+func kubeBackend(image string, get func(string) string, log *slog.Logger) (*kube.Backend, *rest.Config, error) {
+	if image == "" {
+		image = get("PODPATH_NODE_IMAGE")
+	}
+	if image == "" {
+		image = sandbox.DefaultNodeImage
+	}
+	o, err := kube.OptionsFromEnv(get, image)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := kube.HostConfig(get("PODPATH_KUBECONFIG"))
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := kube.New(cfg, o, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, cfg, nil
 }

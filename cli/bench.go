@@ -1,25 +1,56 @@
 package cli
 
 import (
+	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/podpath/podpath/bench"
+	"github.com/podpath/podpath/sandbox"
 )
 
 func benchCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Measure podpath on this machine (figures for docs/PERFORMANCE.md)"}
 	var so bench.SandboxOptions
+	var backend string
 	sb := &cobra.Command{
 		Use:   "sandbox",
 		Short: "Node image build time (cached; cold with --cold), 2-node cluster create (median) and delete time, memory of a settled cluster",
 		Args:  cobra.NoArgs,
+		Long: `Measures learner clusters on this machine. With --backend kubernetes it measures the
+Kubernetes backend from the same PODPATH_KUBE* settings podpath serve reads (docs/KUBERNETES.md;
+PODPATH_KUBE_INSTALLATION defaults to "bench" here, so a server on the same host cluster leaves
+the bench's clusters alone): create and delete times against the Docker backend in the same run
+(--no-peer skips it), a settled cluster's use from the kubelet, and seats per lab node.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			so.Out = cmd.OutOrStdout()
-			return bench.Sandbox(cmd.Context(), so)
+			switch backend {
+			case "docker":
+				return bench.Sandbox(cmd.Context(), so)
+			case "kubernetes":
+				get := func(k string) string {
+					if v := os.Getenv(k); v != "" || k != "PODPATH_KUBE_INSTALLATION" {
+						return v
+					}
+					return "bench"
+				}
+				b, cfg, err := kubeBackend("", get, nil)
+				if err != nil {
+					return err
+				}
+				ko := bench.KubeSandboxOptions{Out: so.Out, Backend: b, Host: cfg, Runs: so.Runs, Settle: so.Settle}
+				if !so.NoPeer {
+					ko.Docker = sandbox.NewManager()
+				}
+				return bench.KubeSandbox(cmd.Context(), ko)
+			default:
+				return fmt.Errorf("--backend %q: use docker or kubernetes", backend)
+			}
 		},
 	}
+	sb.Flags().StringVar(&backend, "backend", "docker", "docker, or kubernetes (the PODPATH_KUBE* settings; compared with docker in the same run unless --no-peer)")
 	sb.Flags().BoolVar(&so.Cold, "cold", false, "also build the node image from an empty podpath cache (many minutes)")
 	sb.Flags().IntVar(&so.Runs, "runs", 3, "clusters to create for the median")
 	sb.Flags().DurationVar(&so.Settle, "settle", 90*time.Second, "how long a cluster idles before its memory is read")
