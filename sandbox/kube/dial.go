@@ -33,15 +33,30 @@ type podDialer struct {
 	port      int
 }
 
-// DialContext ignores the address it is given: every connection goes to
-// the one Pod and port.
-func (d podDialer) DialContext(ctx context.Context, _, _ string) (net.Conn, error) {
+// dialer upgrades to the port-forward protocol as kubectl does: over a
+// WebSocket first (API servers since Kubernetes 1.31, and proxies in front
+// of them that pass WebSockets but not SPDY), falling back to SPDY where
+// the upgrade is refused (an older API server).
+func (d podDialer) dialer() (httpstream.Dialer, error) {
+	u := d.cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(d.namespace).Name(d.pod).SubResource("portforward").URL()
 	transport, upgrader, err := spdy.RoundTripperFor(d.cfg)
 	if err != nil {
 		return nil, err
 	}
-	u := d.cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(d.namespace).Name(d.pod).SubResource("portforward").URL()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), nil)
+	viaSPDY := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, http.MethodPost, u)
+	viaWebSocket, err := portforward.NewSPDYOverWebsocketDialer(u, d.cfg)
+	if err != nil {
+		return nil, err
+	}
+	return portforward.NewFallbackDialer(viaWebSocket, viaSPDY, func(err error) bool {
+		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
+	}), nil
+}
+
+// DialContext ignores the address it is given: every connection goes to
+// the one Pod and port.
+func (d podDialer) DialContext(ctx context.Context, _, _ string) (net.Conn, error) {
+	dialer, err := d.dialer()
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +66,7 @@ func (d podDialer) DialContext(ctx context.Context, _, _ string) (net.Conn, erro
 	}
 	ch := make(chan dialed, 1)
 	go func() {
-		conn, proto, err := spdy.Negotiate(upgrader, &http.Client{Transport: transport}, req, portforward.PortForwardProtocolV1Name)
+		conn, proto, err := dialer.Dial(portforward.PortForwardProtocolV1Name)
 		if err == nil && proto != portforward.PortForwardProtocolV1Name {
 			conn.Close()
 			err = fmt.Errorf("port-forward protocol %q, not %q", proto, portforward.PortForwardProtocolV1Name)
