@@ -9,7 +9,6 @@ import (
 
 	"github.com/podpath/podpath/labs"
 	"github.com/podpath/podpath/labtest"
-	"github.com/podpath/podpath/sandbox"
 )
 
 func labsCmd() *cobra.Command {
@@ -79,6 +78,9 @@ func labsCmd() *cobra.Command {
 	test := &cobra.Command{
 		Use:   "test [LAB...]",
 		Short: "Run labs on fresh clusters: each step's checks must fail, then pass after its solve",
+		Long: `Runs labs on fresh clusters: each step's checks must fail, then pass after its solve.
+The clusters come from the backend PODPATH_SANDBOX names (docker unless set; kubernetes with
+the PODPATH_KUBE* settings of docs/KUBERNETES.md), so the labs are proven where they will run.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			all, problems := labs.Catalog(dirs...)
 			if len(problems) > 0 {
@@ -99,7 +101,13 @@ func labsCmd() *cobra.Command {
 					chosen = append(chosen, l)
 				}
 			}
-			results, err := labtest.Run(cmd.Context(), sandbox.NewManager(), chosen, labtest.Options{Out: cmd.OutOrStdout(), Keep: keep, Prefix: prefix, Parallel: parallel, StrictHonesty: strictHonesty, BeforeWait: beforeWait})
+			// The backend PODPATH_SANDBOX names: labs are proven on the
+			// Kubernetes backend the same way (docs/KUBERNETES.md).
+			_, clusters, err := openBackend("", nil)
+			if err != nil {
+				return err
+			}
+			results, err := labtest.Run(cmd.Context(), clusters, chosen, labtest.Options{Out: cmd.OutOrStdout(), Keep: keep, Prefix: prefix, Parallel: parallel, StrictHonesty: strictHonesty, BeforeWait: beforeWait})
 			if err != nil {
 				return err
 			}

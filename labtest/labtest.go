@@ -19,6 +19,7 @@ import (
 	"github.com/podpath/podpath/grader"
 	"github.com/podpath/podpath/labs"
 	"github.com/podpath/podpath/sandbox"
+	"github.com/podpath/podpath/session"
 )
 
 // Options tune a run.
@@ -85,10 +86,11 @@ func (r LabResult) OK() bool {
 	return true
 }
 
-// Run tests labs on clusters made by m. Labs that declare cluster.shared
-// run one after another on one cluster per shape; the others get a cluster
-// each. Up to opts.Parallel of these jobs run at once.
-func Run(ctx context.Context, m *sandbox.Manager, all []*labs.Lab, opts Options) ([]LabResult, error) {
+// Run tests labs on clusters made by m, either backend (session.Manager
+// or session.Kube adapts one). Labs that declare cluster.shared run one
+// after another on one cluster per shape; the others get a cluster each.
+// Up to opts.Parallel of these jobs run at once.
+func Run(ctx context.Context, m session.Sandboxes, all []*labs.Lab, opts Options) ([]LabResult, error) {
 	if opts.Out == nil {
 		opts.Out = io.Discard
 	}
@@ -142,7 +144,7 @@ func Run(ctx context.Context, m *sandbox.Manager, all []*labs.Lab, opts Options)
 }
 
 // runJob creates a cluster, runs labs on it one after another, and deletes it.
-func runJob(ctx context.Context, m *sandbox.Manager, cluster string, list []*labs.Lab, opts Options, logf func(string, ...any)) []LabResult {
+func runJob(ctx context.Context, m session.Sandboxes, cluster string, list []*labs.Lab, opts Options, logf func(string, ...any)) []LabResult {
 	var results []LabResult
 	start := time.Now()
 	logf("== %s: creating cluster %s (%d workers) for %s", list[0].ID, cluster, list[0].Cluster.Workers, labIDs(list))
@@ -162,10 +164,12 @@ func runJob(ctx context.Context, m *sandbox.Manager, cluster string, list []*lab
 			}
 		}()
 	}
+	target := m.Target(cluster)
+	defer target.Close() // its probe channels, before the cluster goes
 	for _, lab := range list {
 		t0 := time.Now()
 		labLog := func(format string, args ...any) { logf("[%s] "+format, append([]any{lab.ID}, args...)...) }
-		r := runLab(ctx, m.Target(cluster), lab, LabResult{Lab: lab.ID, Cluster: cluster}, opts, labLog)
+		r := runLab(ctx, target, lab, LabResult{Lab: lab.ID, Cluster: cluster}, opts, labLog)
 		r.Duration = time.Since(t0)
 		results = append(results, r)
 		if ctx.Err() != nil {
