@@ -56,15 +56,18 @@ const (
 )
 
 type agent struct {
-	tty  *dockercli.Pipe
+	tty  io.ReadWriteCloser
 	r    *bufio.Reader
 	dead bool
 }
 
-// agents keeps a node's probe channels: idle ones are reused, at most
-// agentsPerNode run at once, and one that fails is dropped (the next request
-// starts a fresh one).
-type agents struct {
+// ProbeChannels keeps one node's probe channels: idle ones are reused, at
+// most agentsPerNode run at once, and one that fails is dropped (the next
+// request starts a fresh one). Each backend starts them its own way: the
+// Docker backend by an exec through the Engine API, the Kubernetes backend
+// by an exec through the host's API server.
+type ProbeChannels struct {
+	start  PipeStarter
 	mu     sync.Mutex
 	idle   []*agent
 	count  int
@@ -73,24 +76,35 @@ type agents struct {
 	seq    int
 }
 
+// PipeStarter starts cmd in the node with its stdin and stdout as one
+// stream; closing the stream closes the command's stdin and lets it go.
+type PipeStarter func(ctx context.Context, cmd []string) (io.ReadWriteCloser, error)
+
+// NewProbeChannels returns the probe channels of one node, started by start.
+func NewProbeChannels(start PipeStarter) *ProbeChannels {
+	return &ProbeChannels{start: start, freed: make(chan struct{}, agentsPerNode)}
+}
+
 var errAgentUnavailable = errors.New("the probe channels are closed")
 
-func (t *Target) agentsFor(container string) *agents {
+func (t *Target) agentsFor(container string) *ProbeChannels {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.agents == nil {
-		t.agents = map[string]*agents{}
+		t.agents = map[string]*ProbeChannels{}
 	}
 	a := t.agents[container]
 	if a == nil {
-		a = &agents{freed: make(chan struct{}, agentsPerNode)}
+		a = NewProbeChannels(func(ctx context.Context, cmd []string) (io.ReadWriteCloser, error) {
+			return dockercli.ExecPipe(ctx, container, cmd)
+		})
 		t.agents[container] = a
 	}
 	return a
 }
 
 // take returns an idle channel, starts one, or waits for one.
-func (as *agents) take(ctx context.Context, container string) (*agent, error) {
+func (as *ProbeChannels) take(ctx context.Context) (*agent, error) {
 	for {
 		as.mu.Lock()
 		if as.closed {
@@ -106,7 +120,7 @@ func (as *agents) take(ctx context.Context, container string) (*agent, error) {
 		if as.count < agentsPerNode {
 			as.count++
 			as.mu.Unlock()
-			a, err := startAgent(ctx, container)
+			a, err := startAgent(ctx, as.start)
 			if err != nil {
 				as.mu.Lock()
 				as.count--
@@ -125,7 +139,7 @@ func (as *agents) take(ctx context.Context, container string) (*agent, error) {
 }
 
 // give puts a channel back, or drops a dead one.
-func (as *agents) give(a *agent) {
+func (as *ProbeChannels) give(a *agent) {
 	as.mu.Lock()
 	if a.dead || as.closed {
 		as.count--
@@ -140,7 +154,9 @@ func (as *agents) give(a *agent) {
 	}
 }
 
-func (as *agents) close() {
+// Close ends the idle channels; channels in use end when their command
+// returns, and nothing starts again.
+func (as *ProbeChannels) Close() {
 	as.mu.Lock()
 	defer as.mu.Unlock()
 	as.closed = true
@@ -150,10 +166,10 @@ func (as *agents) close() {
 	as.idle = nil
 }
 
-func startAgent(ctx context.Context, container string) (*agent, error) {
+func startAgent(ctx context.Context, start PipeStarter) (*agent, error) {
 	// podpath-agent where the node image has it (one fork per probe), the
 	// bash loop in older images
-	tty, err := dockercli.ExecPipe(ctx, container, []string{"sh", "-c",
+	tty, err := start(ctx, []string{"sh", "-c",
 		`[ -x ` + nodeimage.AgentPath + ` ] && exec ` + nodeimage.AgentPath + ` ` + agentMaxOutputStr + `; exec bash -c "$0"`, agentScript})
 	if err != nil {
 		return nil, err
@@ -162,7 +178,7 @@ func startAgent(ctx context.Context, container string) (*agent, error) {
 	line, err := a.r.ReadString('\n')
 	if err != nil || line != "podpath-agent-ready\n" {
 		_ = tty.Close()
-		return nil, fmt.Errorf("start the probe channel in %s: %q %v", container, line, err)
+		return nil, fmt.Errorf("start a probe channel: %q %v", line, err)
 	}
 	return a, nil
 }
@@ -227,8 +243,15 @@ func (a *agent) run(ctx context.Context, id int, cmd string, stdout, stderr io.W
 // probe channel. sent says the request went out: from then on the command
 // may have run, so a failure is not retried another way.
 func (t *Target) agentExec(ctx context.Context, n Node, script string, stdout, stderr io.Writer) (code int, sent bool, err error) {
-	as := t.agentsFor(n.Container)
-	a, err := as.take(ctx, n.Container)
+	return t.agentsFor(n.Container).Run(ctx, script, stdout, stderr)
+}
+
+// Run runs a bash script through one of the node's probe channels. sent
+// says the request went out: from then on the script may have run, so a
+// failure is not retried another way; before it (no channel could start),
+// the caller may run the script by an exec.
+func (as *ProbeChannels) Run(ctx context.Context, script string, stdout, stderr io.Writer) (code int, sent bool, err error) {
+	a, err := as.take(ctx)
 	if err != nil {
 		return -1, ctx.Err() != nil, err
 	}
@@ -248,6 +271,6 @@ func (t *Target) Close() {
 	t.agents = nil
 	t.mu.Unlock()
 	for _, a := range all {
-		a.close()
+		a.Close()
 	}
 }

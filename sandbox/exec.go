@@ -170,7 +170,7 @@ type Target struct {
 	mu     sync.Mutex
 	nodes  map[string]Node
 	rest   *rest.Config
-	agents map[string]*agents // probe channels by node container
+	agents map[string]*ProbeChannels // by node container
 }
 
 // Target returns the sandbox name as a Target.

@@ -172,6 +172,38 @@ func kubeBackendRuns(t *testing.T, m *sandbox.Manager, name string, host kuberne
 		t.Errorf("exec with stdin: code %d err %v stdout %q", code, err, out.String())
 	}
 
+	// Probes (bash -c, no stdin) go through a probe channel: outputs and
+	// exit codes as an exec gives them, one agent in the node while the
+	// target is open, none once it is closed (closing its stdin ends it).
+	probes := b.Target(learner)
+	for i := 0; i < 5; i++ {
+		out.Reset()
+		errOut.Reset()
+		code, err := probes.Exec(ctx, "node01", []string{"bash", "-c", fmt.Sprintf("echo out-%d; echo err-%d >&2; exit %d", i, i, i)}, nil, &out, &errOut)
+		if err != nil || code != i || out.String() != fmt.Sprintf("out-%d\n", i) || errOut.String() != fmt.Sprintf("err-%d\n", i) {
+			t.Errorf("probe %d: code %d err %v stdout %q stderr %q", i, code, err, out.String(), errOut.String())
+		}
+	}
+	agents := func() string {
+		out.Reset()
+		_, _ = target.Exec(ctx, "node01", []string{"sh", "-c", "ps -eo args | grep -c '^/usr/local/lib/podpath/agent' || true"}, nil, &out, nil)
+		return strings.TrimSpace(out.String())
+	}
+	if n := agents(); n != "1" {
+		t.Errorf("%s probe channels in node01 after five probes, want 1", n)
+	}
+	probes.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for agents() != "0" && time.Now().Before(deadline) {
+		time.Sleep(time.Second)
+	}
+	if n := agents(); n != "0" {
+		t.Errorf("%s probe channels left in node01 after the target closed, want 0", n)
+	}
+	if code, err := probes.Exec(ctx, "node01", []string{"bash", "-c", "exit 4"}, nil, nil, nil); code != 4 || err != nil {
+		t.Errorf("a probe after Close (an exec): code %d err %v", code, err)
+	}
+
 	// The learner's terminal: a shell in its keeper, typed into.
 	tty, err := target.Attach(ctx, "controlplane", 100, 30)
 	if err != nil {
@@ -197,7 +229,7 @@ func kubeBackendRuns(t *testing.T, m *sandbox.Manager, name string, host kuberne
 	tty.Close()
 	// Closing the terminal hangs up its process: the tmux client goes (a
 	// cancelled exec alone leaves it running on containerd).
-	deadline := time.Now().Add(30 * time.Second)
+	deadline = time.Now().Add(30 * time.Second)
 	for clients() != "0" {
 		if time.Now().After(deadline) {
 			t.Fatalf("the closed terminal's tmux client is still attached (%s clients)", clients())
