@@ -89,6 +89,9 @@ func KubeSandbox(ctx context.Context, o KubeSandboxOptions) error {
 		kubeCreates = append(kubeCreates, time.Since(t0))
 		fmt.Fprintf(out, "kubernetes backend: create 2-node cluster #%d until Ready: %s\n", i+1, kubeCreates[i].Round(100*time.Millisecond))
 		if i == o.Runs-1 {
+			if err := kubeProbes(ctx, o.Backend, name, out); err != nil {
+				return err
+			}
 			fmt.Fprintf(out, "letting the cluster settle for %s...\n", o.Settle)
 			select {
 			case <-time.After(o.Settle):
@@ -208,4 +211,33 @@ func keys(m map[string]bool) []string {
 		s = append(s, k)
 	}
 	return s
+}
+
+// kubeProbes times 50 probes (a bash script with no stdin, as a check runs
+// one) through a node's probe channel, then 50 as execs (the target
+// closed), one after another.
+func kubeProbes(ctx context.Context, b *kube.Backend, name string, out io.Writer) error {
+	const n = 50
+	t := b.Target(name)
+	timeRun := func() (time.Duration, error) {
+		t0 := time.Now()
+		for i := 0; i < n; i++ {
+			code, err := t.Exec(ctx, "node01", []string{"bash", "-c", "exit 3"}, nil, nil, nil)
+			if err != nil || code != 3 {
+				return 0, fmt.Errorf("probe %d: code %d, %v", i, code, err)
+			}
+		}
+		return time.Since(t0) / n, nil
+	}
+	channel, err := timeRun()
+	if err != nil {
+		return err
+	}
+	t.Close()
+	exec, err := timeRun()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "a probe on node01, %d in a row: %s through the probe channel, %s as an exec through the host's API server\n", n, channel.Round(time.Millisecond), exec.Round(time.Millisecond))
+	return nil
 }
