@@ -60,10 +60,46 @@ func TestChartRenders(t *testing.T) {
 	if strings.Contains(out, "kind: StatefulSet") || !strings.Contains(out, `DATABASE_URL: "postgres://u:p@db.example.org/podpath"`) || !strings.Contains(out, "kind: Ingress") {
 		t.Errorf("with database.url and an Ingress the render is wrong:\n%s", out)
 	}
+	// Label and taint values YAML reads as booleans or numbers still reach
+	// the server as text; a quoted numeric password is a password.
+	f := t.TempDir() + "/values.yaml"
+	if err := os.WriteFile(f, []byte("labs:\n  nodeSelector: {pool: true, tier: 2}\n  tolerations: [{key: dedicated, value: true, effect: NoSchedule}]\npostgres: {password: \"12345678\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = render("-f", f)
+	if err != nil {
+		t.Fatalf("helm template with boolean and numeric values: %v\n%s", err, out)
+	}
+	for _, want := range []string{`,pool=true,tier=2"`, `value: "dedicated=true:NoSchedule"`, `POSTGRES_PASSWORD: "12345678"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("boolean and numeric values: the render has no %q", want)
+		}
+	}
+	// The replicas' checksum of the database settings is the same on every
+	// render (a generated password must not roll them on each upgrade).
+	sum := func() string {
+		out, err := render()
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := strings.Index(out, "checksum/database: ")
+		if i < 0 {
+			t.Fatalf("no checksum/database annotation")
+		}
+		return strings.SplitN(out[i:], "\n", 2)[0]
+	}
+	if a, b := sum(), sum(); a != b {
+		t.Errorf("checksum/database differs between two renders: %s, %s", a, b)
+	}
+	if strings.Contains(out, "pods/log") {
+		t.Errorf("the Role grants pods/log, which the server never reads")
+	}
+
 	for _, bad := range []struct{ values, want string }{
 		{"postgres: {password: \"a b\"}", "postgres.password: use letters, digits"},
 		{"labs: {tolerations: [{key: x}]}", "labs.tolerations: x needs an effect"},
 		{"labs: {tolerations: [{effect: NoSchedule}]}", "every toleration needs a key"},
+		{"postgres: {password: 12345678}", "postgres.password: quote it"},
 	} {
 		f := t.TempDir() + "/values.yaml"
 		if err := os.WriteFile(f, []byte(bad.values), 0o644); err != nil {

@@ -45,6 +45,9 @@ app.kubernetes.io/component: postgres
      previous install, else a new random one. */}}
 {{- define "podpath.postgresPassword" -}}
 {{- if .Values.postgres.password -}}
+{{- if not (kindIs "string" .Values.postgres.password) -}}
+{{- fail "postgres.password: quote it, so YAML reads it as text (postgres.password: \"12345678\")" -}}
+{{- end -}}
 {{- if not (regexMatch "^[A-Za-z0-9._~-]+$" .Values.postgres.password) -}}
 {{- fail "postgres.password: use letters, digits and . _ ~ - only (it goes into a connection URL)" -}}
 {{- end -}}
@@ -63,7 +66,7 @@ app.kubernetes.io/component: postgres
 {{- define "podpath.labNodeSelector" -}}
 {{- $out := list -}}
 {{- range $k, $v := .Values.labs.nodeSelector -}}
-{{- $out = append $out (printf "%s=%s" $k $v) -}}
+{{- $out = append $out (printf "%s=%v" $k $v) -}}
 {{- end -}}
 {{- join "," $out -}}
 {{- end -}}
@@ -75,7 +78,7 @@ app.kubernetes.io/component: postgres
 {{- if not .key -}}{{- fail "labs.tolerations: every toleration needs a key" -}}{{- end -}}
 {{- if not .effect -}}{{- fail (printf "labs.tolerations: %s needs an effect (NoSchedule, PreferNoSchedule or NoExecute)" .key) -}}{{- end -}}
 {{- if .value -}}
-{{- $out = append $out (printf "%s=%s:%s" .key .value .effect) -}}
+{{- $out = append $out (printf "%s=%v:%s" .key .value .effect) -}}
 {{- else -}}
 {{- $out = append $out (printf "%s:%s" .key .effect) -}}
 {{- end -}}
