@@ -54,8 +54,7 @@ func KubeSandbox(ctx context.Context, o KubeSandboxOptions) error {
 	fmt.Fprintf(out, "host cluster: %s; lab pool %v, namespace %s, node image %s\n\n", o.Host.Host, opts.NodeSelector, opts.Namespace, opts.Image)
 
 	var kubeCreates, kubeDeletes, dockerCreates []time.Duration
-	stageDone := map[string][]time.Duration{}
-	var order []string
+	var stages stageTimes
 	var used []podUse
 	for i := 0; i < o.Runs; i++ {
 		if o.Docker != nil {
@@ -74,15 +73,7 @@ func KubeSandbox(ctx context.Context, o KubeSandboxOptions) error {
 		name := fmt.Sprintf("bench-kube-%d", i)
 		_ = o.Backend.Delete(ctx, name)
 		t0 := time.Now()
-		info, err := o.Backend.Create(ctx, sandbox.Spec{Name: name, Workers: 1}, func(e sandbox.Event) {
-			if !e.Done || e.Failed {
-				return
-			}
-			if _, seen := stageDone[e.Stage]; !seen {
-				order = append(order, e.Stage)
-			}
-			stageDone[e.Stage] = append(stageDone[e.Stage], e.Elapsed)
-		})
+		info, err := o.Backend.Create(ctx, sandbox.Spec{Name: name, Workers: 1}, stages.record)
 		if err != nil {
 			return fmt.Errorf("kubernetes backend, create %s: %w", name, err)
 		}
@@ -116,9 +107,7 @@ func KubeSandbox(ctx context.Context, o KubeSandboxOptions) error {
 		fmt.Fprintf(out, "ratio kubernetes / docker (medians): %.2f\n", float64(median(kubeCreates))/float64(median(dockerCreates)))
 	}
 	fmt.Fprintf(out, "\nwhere the time goes on the kubernetes backend (median from the start of create to the end of each stage):\n")
-	for _, st := range order {
-		fmt.Fprintf(out, "  %-40s %s\n", sandbox.StageTitles[st], median(stageDone[st]).Round(100*time.Millisecond))
-	}
+	stages.print(out)
 
 	var useCPU, useMiB float64
 	fmt.Fprintf(out, "\na settled cluster's use (the kubelet's summary, after %s):\n", o.Settle)

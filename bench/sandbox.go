@@ -74,23 +74,12 @@ func Sandbox(ctx context.Context, o SandboxOptions) error {
 		}
 	}
 	var creates, deletes, peerCLI, peerReady []time.Duration
-	// stageDone[stage] holds, per run, the time from the start of Create
-	// to the end of that stage.
-	stageDone := map[string][]time.Duration{}
-	var order []string
+	var stages stageTimes
 	for i := 0; i < o.Runs; i++ {
 		name := fmt.Sprintf("bench-%d", i)
 		_ = m.Delete(ctx, name)
 		t0 := time.Now()
-		_, err := m.Create(ctx, sandbox.Spec{Name: name, Workers: 1}, func(e sandbox.Event) {
-			if !e.Done || e.Failed {
-				return
-			}
-			if _, seen := stageDone[e.Stage]; !seen {
-				order = append(order, e.Stage)
-			}
-			stageDone[e.Stage] = append(stageDone[e.Stage], e.Elapsed)
-		})
+		_, err := m.Create(ctx, sandbox.Spec{Name: name, Workers: 1}, stages.record)
 		if err != nil {
 			return fmt.Errorf("create %s: %w", name, err)
 		}
@@ -126,10 +115,36 @@ func Sandbox(ctx context.Context, o SandboxOptions) error {
 		fmt.Fprintf(out, "ratio podpath / kind CLI (medians): %.2f %s\n", float64(median(creates))/float64(median(peerReady)), peerNote)
 	}
 	fmt.Fprintf(out, "\nwhere the time goes (median time from the start of create to the end of each stage):\n")
-	for _, st := range order {
-		fmt.Fprintf(out, "  %-40s %s\n", sandbox.StageTitles[st], median(stageDone[st]).Round(100*time.Millisecond))
-	}
+	stages.print(out)
 	return nil
+}
+
+// stageTimes collects, per run, the time from the start of a create to the
+// end of each of its stages, in the order the stages first finish.
+type stageTimes struct {
+	done  map[string][]time.Duration
+	order []string
+}
+
+// record is a create's progress callback.
+func (s *stageTimes) record(e sandbox.Event) {
+	if !e.Done || e.Failed {
+		return
+	}
+	if s.done == nil {
+		s.done = map[string][]time.Duration{}
+	}
+	if _, seen := s.done[e.Stage]; !seen {
+		s.order = append(s.order, e.Stage)
+	}
+	s.done[e.Stage] = append(s.done[e.Stage], e.Elapsed)
+}
+
+// print writes each stage's median, one a line.
+func (s *stageTimes) print(out io.Writer) {
+	for _, st := range s.order {
+		fmt.Fprintf(out, "  %-40s %s\n", sandbox.StageTitles[st], median(s.done[st]).Round(100*time.Millisecond))
+	}
 }
 
 // memory reads a settled cluster's memory from docker stats.
