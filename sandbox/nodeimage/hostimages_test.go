@@ -14,15 +14,7 @@ import (
 // wrapper's, not Debian's.
 func TestPolicyAgentLayerNamesEachPathOnce(t *testing.T) {
 	base, variant := t.TempDir(), t.TempDir()
-	write := func(root, rel, content string) {
-		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(root, rel, content string) { writeTestFile(t, root, rel, content, 0o755) }
 	write(base, "etc/os-release", "debian")
 	write(variant, "etc/os-release", "debian")
 	write(variant, "usr/sbin/ipset", "ipset")
@@ -66,5 +58,17 @@ func TestPolicyAgentLayerNamesEachPathOnce(t *testing.T) {
 		if seen[want] == nil {
 			t.Errorf("the layer lacks %s", want)
 		}
+	}
+}
+
+// writeTestFile writes root/rel with its folders, for the layer tests.
+func writeTestFile(t *testing.T, root, rel, content string, mode os.FileMode) {
+	t.Helper()
+	p := filepath.Join(root, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), mode); err != nil {
+		t.Fatal(err)
 	}
 }

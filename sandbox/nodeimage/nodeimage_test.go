@@ -63,13 +63,7 @@ func TestGoModHasStagingReplaces(t *testing.T) {
 // whiteouts for deleted ones; hard links and symlinks survive.
 func TestLayerDiff(t *testing.T) {
 	base, upper := t.TempDir(), t.TempDir()
-	write := func(root, name, content string) {
-		p := filepath.Join(root, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(root, name, content string) { writeTestFile(t, root, name, content, 0o644) }
 	write(base, "etc/keep", "same")
 	write(base, "etc/change", "old")
 	write(base, "etc/gone", "bye")
