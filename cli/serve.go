@@ -110,30 +110,32 @@ func serveCmd() *cobra.Command {
 	return cmd
 }
 
-// poolCapacity sets the capacity from the lab pool's nodes on the
-// Kubernetes backend, unless the operator set it (a flag or its variable):
-// the host's cores and memory, the Docker backend's default, say nothing
-// about the pool.
+// poolCapacity checks the lab pool on the Kubernetes backend and leaves the
+// capacity to it: the engine reads the pool's nodes when it opens and
+// every 30 s after, and admits a cluster where one node has room for it
+// (session.Pooled). The host's cores and memory, the Docker backend's
+// default, say nothing about the pool, so they are dropped; a capacity
+// the operator set (a flag or its variable) stays, as a ceiling over the
+// whole pool.
 func poolCapacity(ctx context.Context, cmd *cobra.Command, kb *kube.Backend, cfg *server.Config, log *slog.Logger) error {
-	setCPU := cmd.Flags().Changed("capacity-cpu") || os.Getenv("PODPATH_CAPACITY_CPU") != ""
-	setMem := cmd.Flags().Changed("capacity-memory") || os.Getenv("PODPATH_CAPACITY_MEMORY") != ""
-	if setCPU && setMem {
-		return nil
+	cfg.CapacityFromPool = true
+	if !cmd.Flags().Changed("capacity-cpu") && os.Getenv("PODPATH_CAPACITY_CPU") == "" {
+		cfg.CapacityCPU = 0
 	}
-	cpu, mem, nodes, err := kb.PoolCapacity(ctx)
+	if !cmd.Flags().Changed("capacity-memory") && os.Getenv("PODPATH_CAPACITY_MEMORY") == "" {
+		cfg.CapacityMemory = 0
+	}
+	rooms, _, err := kb.Room(ctx)
 	if err != nil {
 		return err
 	}
-	if nodes == 0 {
-		return fmt.Errorf("the lab pool has no nodes: no node of the host cluster has the labels %v (PODPATH_KUBE_NODE_SELECTOR)", kb.Options().NodeSelector)
+	if len(rooms) == 0 {
+		return fmt.Errorf("the lab pool has no nodes: no schedulable node of the host cluster has the labels %v (PODPATH_KUBE_NODE_SELECTOR)", kb.Options().NodeSelector)
 	}
-	if !setCPU {
-		cfg.CapacityCPU = cpu
+	for _, r := range rooms {
+		log.Info("lab pool node", "node", r.Name, "cpu", r.CPU, "memoryMiB", r.Memory)
 	}
-	if !setMem {
-		cfg.CapacityMemory = mem
-	}
-	log.Info("capacity from the lab pool", "nodes", nodes, "cpu", cfg.CapacityCPU, "memoryMiB", cfg.CapacityMemory)
+	log.Info("capacity from the lab pool", "nodes", len(rooms), "cpuCeiling", cfg.CapacityCPU, "memoryCeilingMiB", cfg.CapacityMemory)
 	return nil
 }
 

@@ -280,6 +280,26 @@ func kubeBackendRuns(t *testing.T, m *sandbox.Manager, name string, host kuberne
 
 	learnerFenced(t, ctx, host, pool.Container, b, opts, learner)
 
+	// The pool as the capacity model reads it: node01's allocatable (the
+	// learner's own Pods are the model's to count) and the learner there.
+	rooms, placed, err := b.Room(ctx)
+	if err != nil || len(rooms) != 1 || rooms[0].Name != "node01" || rooms[0].CPU < 1 || placed[learner] != "node01" {
+		t.Errorf("Room: %+v %v %v; want node01 with its allocatable cores, and %s placed there", rooms, placed, err, learner)
+	}
+	// A second cluster the host's scheduler has no room for (node01 holds
+	// the first's 1.5 cores) fails with ErrNoRoom and the scheduler's
+	// reason, leaving nothing, well before the start timeout.
+	began := time.Now()
+	_, err = b.Create(cctx, sandbox.Spec{Name: "k-full", Workers: 0}, nil)
+	if !errors.Is(err, sandbox.ErrNoRoom) || !strings.Contains(err.Error(), "Insufficient cpu") {
+		t.Errorf("create with no room on the pool: %v, want ErrNoRoom saying Insufficient cpu", err)
+	} else if d := time.Since(began); d > time.Minute {
+		t.Errorf("the create with no room gave up after %s", d)
+	}
+	if left, _ := host.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelSandbox + "=k-full"}); left == nil || len(left.Items) != 0 {
+		t.Errorf("Pods left by the create with no room: %v", left)
+	}
+
 	if orphans, err := b.Reconcile(ctx, nil); err != nil || !slices.Contains(orphans, learner) {
 		t.Errorf("Reconcile knowing nothing: %v %v; want %s among them", orphans, err, learner)
 	}

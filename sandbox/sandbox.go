@@ -38,6 +38,12 @@ var nameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$`)
 // ErrNotFound is returned for a sandbox Docker does not have.
 var ErrNotFound = errors.New("sandbox not found")
 
+// ErrNoRoom is why a create failed when the backend's scheduler found no
+// node with room for it (the Kubernetes backend: its node Pods stayed
+// unschedulable). What was made is deleted; the engine queues the start
+// again.
+var ErrNoRoom = errors.New("no room for the cluster")
+
 // ValidateName says what is wrong with a sandbox name, or returns nil.
 func ValidateName(name string) error {
 	if !nameRE.MatchString(name) {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/podpath/podpath/session"
 )
 
@@ -40,6 +42,10 @@ type Config struct {
 	// CapacityMemory is the memory (in MiB) learner clusters may use,
 	// running or hibernated: about 600 MiB plus 150 MiB per worker.
 	CapacityMemory int
+	// CapacityFromPool says the capacity is the lab pool's nodes, read by
+	// the engine (the kubernetes backend); CapacityCPU and CapacityMemory
+	// are then a ceiling over the whole pool where positive, none where 0.
+	CapacityFromPool bool
 	// ProvisionConcurrency is how many clusters are created at once.
 	ProvisionConcurrency int
 
@@ -253,11 +259,19 @@ func (c *Config) applyEnv(get func(string) string) {
 		c.LabDirs = strings.Split(v, ",")
 	}
 	if v := get("PODPATH_CAPACITY_CPU"); v != "" {
-		if f, err := strconv.ParseFloat(v, 64); err == nil {
-			c.CapacityCPU = f
+		if cpu, err := ParseCPU(v); err != nil {
+			c.envProblems = append(c.envProblems, fmt.Sprintf("PODPATH_CAPACITY_CPU=%q: %v", v, err))
+		} else {
+			c.CapacityCPU = cpu
 		}
 	}
-	integer("PODPATH_CAPACITY_MEMORY", &c.CapacityMemory)
+	if v := get("PODPATH_CAPACITY_MEMORY"); v != "" {
+		if mib, err := ParseMemoryMiB(v); err != nil {
+			c.envProblems = append(c.envProblems, fmt.Sprintf("PODPATH_CAPACITY_MEMORY=%q: %v", v, err))
+		} else {
+			c.CapacityMemory = mib
+		}
+	}
 	integer("PODPATH_PROVISION_CONCURRENCY", &c.ProvisionConcurrency)
 	dur("PODPATH_IDLE_TIMEOUT", &c.IdleTimeout)
 	dur("PODPATH_MAX_LIFETIME", &c.MaxLifetime)
@@ -337,7 +351,7 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("idle timeout and maximum lifetime must be positive")
 	case c.HibernateAfter <= 0 || c.HibernateAfter >= c.IdleTimeout:
 		return fmt.Errorf("hibernate-after (%s) must be positive and shorter than the idle timeout (%s)", c.HibernateAfter, c.IdleTimeout)
-	case c.CapacityCPU <= 0 || c.CapacityMemory <= 0:
+	case c.CapacityCPU < 0 || c.CapacityMemory < 0 || (!c.CapacityFromPool && (c.CapacityCPU == 0 || c.CapacityMemory == 0)):
 		return fmt.Errorf("capacity must be positive (PODPATH_CAPACITY_CPU, PODPATH_CAPACITY_MEMORY)")
 	case c.ProvisionConcurrency < 1:
 		return fmt.Errorf("provision concurrency must be at least 1")
@@ -444,4 +458,29 @@ func memTotalMiB() int {
 		}
 	}
 	return 4096
+}
+
+// ParseCPU reads a CPU amount in cores as Kubernetes writes one: "4",
+// "3.5" or "3500m".
+func ParseCPU(v string) (float64, error) {
+	q, err := resource.ParseQuantity(strings.TrimSpace(v))
+	if err != nil {
+		return 0, fmt.Errorf("not a CPU amount: write cores (4, 3.5) or millicores (3500m)")
+	}
+	return q.AsApproximateFloat64(), nil
+}
+
+// ParseMemoryMiB reads a memory amount: a bare number is MiB (16384), as
+// the variable always took; with a Kubernetes unit it is that (16Gi,
+// 16384Mi, 17G).
+func ParseMemoryMiB(v string) (int, error) {
+	v = strings.TrimSpace(v)
+	if n, err := strconv.Atoi(v); err == nil {
+		return n, nil
+	}
+	q, err := resource.ParseQuantity(v)
+	if err != nil {
+		return 0, fmt.Errorf("not a memory amount: write MiB (16384) or a Kubernetes quantity (16Gi)")
+	}
+	return int(q.Value() >> 20), nil
 }

@@ -2,7 +2,11 @@ package session
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"sort"
 	"sync"
+	"time"
 )
 
 // Cost is what one learner cluster takes from the host.
@@ -31,6 +35,28 @@ func CostOf(sb Sandboxes, workers int) Cost {
 	return ClusterCost(workers)
 }
 
+// NodeRoom is one node of a backend's lab pool: what learner clusters may
+// take there (its allocatable room, less what other Pods request).
+type NodeRoom struct {
+	Name   string
+	CPU    float64 // cores
+	Memory int     // MiB
+}
+
+// Pooled is a backend whose clusters each land whole on one node of a pool
+// (the Kubernetes backend: a learner's node Pods share a host node). The
+// engine reads it at Open and every PoolInterval, and the capacity model
+// then admits a cluster only where one node has room for all of it.
+type Pooled interface {
+	// PoolRoom is the pool's nodes and, for each cluster of this
+	// installation that has landed, the node it is on.
+	PoolRoom(ctx context.Context) ([]NodeRoom, map[string]string, error)
+}
+
+// ErrTooBig is why a cluster that fits on no node of the pool, even an
+// empty one, is refused instead of queued.
+var ErrTooBig = errors.New("no node of the lab pool can hold this cluster")
+
 // ClusterCost estimates a cluster's cost from its shape (measured: an idle
 // control plane takes about 13% of a core and 500 MiB, a worker 2-5% and
 // 100 MiB; see docs/PERFORMANCE.md).
@@ -55,8 +81,14 @@ type capacity struct {
 	queue   []*waiter
 	// frozenCPU: hibernated clusters count against CPU too (Coster).
 	frozenCPU bool
+	// bins are the pool's nodes (Pooled); nil: one host, one sum. cpuCap
+	// and memCap are the operator's ceiling over the pool's sum (0: none).
+	bins           []NodeRoom
+	cpuCap, memCap float64
 	// sig is closed and replaced at every change, waking position watchers.
 	sig chan struct{}
+	// released counts the tickets given back, for waitRelease.
+	released uint64
 }
 
 // ticket is one cluster's hold on the host's room.
@@ -67,6 +99,9 @@ type ticket struct {
 	hibernated bool
 	creating   bool // counts against slots
 	released   bool
+	// node is the pool node the cluster is on (Pooled): where it landed, or
+	// until it has, where the model expects the host's scheduler to put it.
+	node string
 }
 
 type waiter struct {
@@ -98,11 +133,109 @@ func (c *capacity) fits(cs Cost) bool {
 	if c.busy >= c.slots {
 		return false
 	}
+	if c.bins != nil {
+		// The operator's ceiling, if any, over the whole pool; past it, the
+		// empty-pool rule of one host does not apply (the pool is read).
+		cpu, mem := c.used()
+		if len(c.holders) > 0 && ((c.cpuCap > 0 && cpu+cs.CPU > c.cpuCap+1e-9) || (c.memCap > 0 && float64(mem+cs.Memory) > c.memCap)) {
+			return false
+		}
+		return c.place(cs) != ""
+	}
 	if len(c.holders) == 0 {
 		return true
 	}
 	cpu, mem := c.used()
 	return cpu+cs.CPU <= c.cpu && mem+cs.Memory <= c.memory
+}
+
+// free is what each pool node has left once its clusters are counted.
+// Callers hold mu.
+func (c *capacity) free() map[string]NodeRoom {
+	free := make(map[string]NodeRoom, len(c.bins))
+	for _, b := range c.bins {
+		free[b.Name] = b
+	}
+	for _, h := range c.holders {
+		f, ok := free[h.node]
+		if !ok {
+			continue
+		}
+		f.Memory -= h.cost.Memory
+		if !h.hibernated || c.frozenCPU {
+			f.CPU -= h.cost.CPU
+		}
+		free[h.node] = f
+	}
+	return free
+}
+
+// place is the node a cluster of cost cs would go to, or "" where none has
+// room: the one with the most CPU left, then memory, as the host's
+// scheduler scores nodes by default (least allocated). Callers hold mu.
+func (c *capacity) place(cs Cost) string {
+	var best *NodeRoom
+	for _, f := range c.free() {
+		if f.CPU+1e-9 < cs.CPU || f.Memory < cs.Memory {
+			continue
+		}
+		if best == nil || f.CPU > best.CPU || (f.CPU == best.CPU && (f.Memory > best.Memory || (f.Memory == best.Memory && f.Name < best.Name))) {
+			f := f
+			best = &f
+		}
+	}
+	if best == nil {
+		return ""
+	}
+	return best.Name
+}
+
+// tooBig says why a cluster of cost cs can never start on the pool: it is
+// larger than its largest node. nil on one host (the empty-host rule
+// admits anything there) or while the pool is unread.
+func (c *capacity) tooBig(cs Cost) error {
+	if len(c.bins) == 0 {
+		return nil
+	}
+	var cpu float64
+	var mem int
+	for _, b := range c.bins {
+		if b.CPU+1e-9 >= cs.CPU && b.Memory >= cs.Memory {
+			return nil
+		}
+		cpu, mem = max(cpu, b.CPU), max(mem, b.Memory)
+	}
+	return fmt.Errorf("%w: it needs %.2f cores and %d MiB on one node (a learner's nodes share one), and the largest lab node has %.2f cores and %d MiB for learner clusters: give the pool larger nodes, or make the node Pods smaller", ErrTooBig, cs.CPU, cs.Memory, cpu, mem)
+}
+
+// setPool replaces the pool's nodes and moves every cluster that has
+// landed to the node it is on; the others keep the model's guess.
+func (c *capacity) setPool(bins []NodeRoom, placed map[string]string, cpuCap, memCap float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	bins = append([]NodeRoom(nil), bins...)
+	sort.Slice(bins, func(i, j int) bool { return bins[i].Name < bins[j].Name })
+	if bins == nil {
+		bins = []NodeRoom{}
+	}
+	c.bins, c.cpuCap, c.memCap = bins, cpuCap, memCap
+	c.cpu, c.memory = 0, 0
+	for _, b := range bins {
+		c.cpu += b.CPU
+		c.memory += b.Memory
+	}
+	if cpuCap > 0 && cpuCap < c.cpu {
+		c.cpu = cpuCap
+	}
+	if memCap > 0 && int(memCap) < c.memory {
+		c.memory = int(memCap)
+	}
+	for name, h := range c.holders {
+		if n, ok := placed[name]; ok {
+			h.node = n
+		}
+	}
+	c.wake()
 }
 
 // changedLocked wakes watchers. Callers hold mu.
@@ -124,6 +257,9 @@ func (c *capacity) wake() {
 }
 
 func (c *capacity) admit(t *ticket) {
+	if c.bins != nil && t.node == "" {
+		t.node = c.place(t.cost)
+	}
 	c.busy++
 	t.creating = true
 	c.holders[t.name] = t
@@ -136,6 +272,10 @@ func (c *capacity) acquire(ctx context.Context, name string, cs Cost, onPosition
 	t := &ticket{c: c, name: name, cost: cs}
 	w := &waiter{t: t, ready: make(chan struct{})}
 	c.mu.Lock()
+	if err := c.tooBig(cs); err != nil {
+		c.mu.Unlock()
+		return nil, err
+	}
 	c.queue = append(c.queue, w)
 	c.wake()
 	c.mu.Unlock()
@@ -216,6 +356,7 @@ func (t *ticket) release() {
 		return
 	}
 	t.released = true
+	c.released++
 	if t.creating {
 		t.creating = false
 		c.busy--
@@ -246,6 +387,37 @@ func (c *capacity) hold(name string, cs Cost, hibernated bool) *ticket {
 	c.holders[name] = t
 	c.changedLocked()
 	return t
+}
+
+// releases is how many tickets have been given back so far, and how many
+// clusters hold room now.
+func (c *capacity) releases() (gen uint64, holders int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.released, len(c.holders)
+}
+
+// waitRelease waits until a ticket is given back after gen (releases), or
+// for at most d; it fails only when ctx ends.
+func (c *capacity) waitRelease(ctx context.Context, gen uint64, d time.Duration) error {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		changed := c.changed()
+		c.mu.Lock()
+		done := c.released > gen
+		c.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timer.C:
+			return nil
+		case <-changed:
+		}
+	}
 }
 
 // changed returns a channel that is closed at the next change.

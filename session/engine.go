@@ -114,6 +114,18 @@ func (k kubeSandboxes) ClusterCost(workers int) Cost {
 	return Cost{CPU: cpu, Memory: mem}
 }
 
+func (k kubeSandboxes) PoolRoom(ctx context.Context) ([]NodeRoom, map[string]string, error) {
+	nodes, placed, err := k.Backend.Room(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	rooms := make([]NodeRoom, len(nodes))
+	for i, n := range nodes {
+		rooms[i] = NodeRoom{Name: n.Name, CPU: n.CPU, Memory: n.Memory}
+	}
+	return rooms, placed, nil
+}
+
 func (k kubeSandboxes) Target(name string) Target { return kubeTarget{k.Backend.Target(name)} }
 
 type kubeTarget struct{ *kube.Target }
@@ -158,6 +170,9 @@ type Config struct {
 	// each cluster's nodes still run.
 	ReapInterval   time.Duration
 	HealthInterval time.Duration
+	// PoolInterval is how often a pooled backend's nodes are read (Pooled:
+	// nodes added or drained, the room other Pods take).
+	PoolInterval time.Duration
 }
 
 // Deps are what the engine is built from.
@@ -212,6 +227,9 @@ func New(cfg Config, d Deps) *Engine {
 	}
 	if cfg.HealthInterval <= 0 {
 		cfg.HealthInterval = 15 * time.Second
+	}
+	if cfg.PoolInterval <= 0 {
+		cfg.PoolInterval = 30 * time.Second
 	}
 	e := &Engine{
 		cfg: cfg, store: d.Store, sandboxes: d.Sandboxes, labs: d.Labs, log: d.Log,
@@ -334,6 +352,7 @@ func (e *Engine) Open(ctx context.Context) error {
 	if err := e.recover(ctx); err != nil {
 		return err
 	}
+	e.readPool(ctx)
 	e.opened.Store(true)
 	e.metrics.observe(e)
 	return nil
@@ -351,7 +370,7 @@ func (e *Engine) ready() error {
 func (e *Engine) Run(ctx context.Context) {
 	t := time.NewTicker(e.cfg.ReapInterval)
 	defer t.Stop()
-	lastHealth := time.Now()
+	lastHealth, lastPool := time.Now(), time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -370,9 +389,30 @@ func (e *Engine) Run(ctx context.Context) {
 			lastHealth = time.Now()
 			e.checkHealth(ctx)
 		}
+		if time.Since(lastPool) >= e.cfg.PoolInterval {
+			lastPool = time.Now()
+			e.readPool(ctx)
+		}
 		e.pool.refill(ctx)
 		e.metrics.observe(e)
 	}
+}
+
+// readPool gives the capacity model a pooled backend's nodes and where its
+// clusters are (Pooled). A failed read keeps the last one.
+func (e *Engine) readPool(ctx context.Context) {
+	p, ok := e.sandboxes.(Pooled)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	nodes, placed, err := p.PoolRoom(ctx)
+	if err != nil {
+		e.log.Warn("read the lab pool's room; keeping the last reading", "err", err)
+		return
+	}
+	e.capacity.setPool(nodes, placed, e.cfg.CapacityCPU, float64(e.cfg.CapacityMemory))
 }
 
 // Close ends every event stream, cancels provisioning in flight and waits

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -82,55 +83,11 @@ func (e *Engine) provision(ctx context.Context, l *life, claimed bool) {
 		}
 	}
 	if !claimed {
-		t, err := e.capacity.acquire(ctx, l.sandbox, CostOf(e.sandboxes, l.workers), func(pos int) {
-			e.publish(l.id, EventQueue, map[string]int{"position": pos})
-		})
-		if err != nil {
-			return // the session ended, or the server is stopping
-		}
-		l.mu.Lock()
-		if ctx.Err() != nil {
-			l.mu.Unlock()
-			t.release()
+		began, ok := e.create(ctx, l, progress, setState, fail)
+		if !ok {
 			return
 		}
-		l.ticket = t
-		retry := l.retry
-		l.retry = false
-		l.mu.Unlock()
-		if retry {
-			if err := e.sandboxes.Delete(ctx, l.sandbox); err != nil {
-				t.created()
-				fail(fmt.Errorf("delete the failed cluster before making a new one: %w", err))
-				return
-			}
-		}
-		if !setState(store.SandboxProvisioning, nil) {
-			t.created()
-			return
-		}
-		if err := e.store.ResetSandboxProgress(ctx, l.sandbox); err != nil {
-			log.Warn("reset progress", "err", err)
-		}
-		start = time.Now()
-		info, err := e.sandboxes.Create(ctx, sandbox.Spec{Name: l.sandbox, Workers: l.workers, Image: e.cfg.NodeImage}, progress)
-		t.created()
-		if err != nil {
-			// Create deleted what it made: the room goes back.
-			l.mu.Lock()
-			if l.ticket == t {
-				l.ticket = nil
-			}
-			l.mu.Unlock()
-			t.release()
-			if ctx.Err() == nil {
-				fail(err)
-			}
-			return
-		}
-		if err := e.store.SetSandboxNodes(ctx, l.sandbox, info.Nodes); err != nil {
-			log.Error("record nodes", "err", err)
-		}
+		start = began
 	}
 
 	l.mu.Lock()
@@ -210,3 +167,89 @@ func (l *life) waitSettled(ctx context.Context) {
 	case <-ctx.Done():
 	}
 }
+
+// create waits for room and makes the session's cluster, and says whether
+// it did. A start the host's scheduler finds no room for, though the
+// capacity model did (sandbox.ErrNoRoom: the pool's other Pods take more
+// than the model knows), goes back to the queue until another cluster
+// ends; where no other cluster is there to end, it fails with the
+// scheduler's reason.
+// began is when the create that made it started.
+func (e *Engine) create(ctx context.Context, l *life, progress func(sandbox.Event), setState func(string, *string) bool, fail func(error)) (began time.Time, ok bool) {
+	log := e.log.With("session", l.id, "sandbox", l.sandbox)
+	for {
+		t, err := e.capacity.acquire(ctx, l.sandbox, CostOf(e.sandboxes, l.workers), func(pos int) {
+			e.publish(l.id, EventQueue, map[string]int{"position": pos})
+		})
+		if err != nil {
+			if ctx.Err() == nil {
+				fail(err) // it can never fit
+			}
+			return time.Time{}, false // else the session ended, or the server is stopping
+		}
+		l.mu.Lock()
+		if ctx.Err() != nil {
+			l.mu.Unlock()
+			t.release()
+			return time.Time{}, false
+		}
+		l.ticket = t
+		retry := l.retry
+		l.retry = false
+		l.mu.Unlock()
+		if retry {
+			if err := e.sandboxes.Delete(ctx, l.sandbox); err != nil {
+				t.created()
+				fail(fmt.Errorf("delete the failed cluster before making a new one: %w", err))
+				return time.Time{}, false
+			}
+		}
+		if !setState(store.SandboxProvisioning, nil) {
+			t.created()
+			return time.Time{}, false
+		}
+		if err := e.store.ResetSandboxProgress(ctx, l.sandbox); err != nil {
+			log.Warn("reset progress", "err", err)
+		}
+		began = time.Now()
+		info, err := e.sandboxes.Create(ctx, sandbox.Spec{Name: l.sandbox, Workers: l.workers, Image: e.cfg.NodeImage}, progress)
+		t.created()
+		if err == nil {
+			if err := e.store.SetSandboxNodes(ctx, l.sandbox, info.Nodes); err != nil {
+				log.Error("record nodes", "err", err)
+			}
+			return began, true
+		}
+		// Create deleted what it made: the room goes back.
+		l.mu.Lock()
+		if l.ticket == t {
+			l.ticket = nil
+		}
+		l.mu.Unlock()
+		t.release()
+		if ctx.Err() != nil {
+			return time.Time{}, false
+		}
+		gen, others := e.capacity.releases()
+		if !errors.Is(err, sandbox.ErrNoRoom) || others == 0 {
+			if errors.Is(err, sandbox.ErrNoRoom) {
+				err = fmt.Errorf("%w; no other learner cluster is there to make room, so the pool's nodes are too full or too small for this cluster", err)
+			}
+			fail(err)
+			return time.Time{}, false
+		}
+		log.Info("the host's scheduler has no room for this cluster; waiting for another to end", "err", err, "clusters", others)
+		if !setState(store.SandboxRequested, nil) {
+			return time.Time{}, false
+		}
+		e.publish(l.id, EventQueue, map[string]int{"position": 1})
+		if err := e.capacity.waitRelease(ctx, gen, noRoomRetry); err != nil {
+			return time.Time{}, false
+		}
+	}
+}
+
+// noRoomRetry is how long a start the host's scheduler had no room for
+// waits for another cluster to end before it tries again anyway (the
+// pool's other Pods may have gone).
+const noRoomRetry = 2 * time.Minute

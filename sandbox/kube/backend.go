@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/podpath/podpath/internal/names"
 	"github.com/podpath/podpath/sandbox"
@@ -314,12 +315,23 @@ func (b *Backend) startPods(ctx context.Context, opts Options, spec sandbox.Spec
 func (b *Backend) waitRunning(ctx context.Context, pod string) (*corev1.Pod, error) {
 	var last *corev1.Pod
 	var fatal error
+	var since time.Time // first seen unschedulable
 	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, podStartTimeout, true, func(ctx context.Context) (bool, error) {
 		p, err := b.cs.CoreV1().Pods(b.opts.Namespace).Get(ctx, pod, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
 		last = p
+		if why, ok := unschedulable(p); ok {
+			if since.IsZero() {
+				since = time.Now()
+			} else if time.Since(since) >= noRoomAfter {
+				fatal = fmt.Errorf("%w: node Pod %s: %s", sandbox.ErrNoRoom, pod, why)
+				return false, fatal
+			}
+		} else {
+			since = time.Time{}
+		}
 		switch p.Status.Phase {
 		case corev1.PodRunning:
 			return p.Status.PodIP != "", nil
@@ -351,6 +363,27 @@ func (b *Backend) waitRunning(ctx context.Context, pod string) (*corev1.Pod, err
 		return nil, fmt.Errorf("node Pod %s not running after %s: %s", pod, podStartTimeout, podStatus(last))
 	}
 	return last, nil
+}
+
+// noRoomAfter is how long a node Pod stays unschedulable, with no node
+// nominated for it by preemption, before its create gives up with
+// sandbox.ErrNoRoom (the scheduler retries a Pod it could not place; a
+// few seconds let a just-freed node count).
+const noRoomAfter = 10 * time.Second
+
+// unschedulable says whether the host's scheduler could place the Pod
+// nowhere, and its reason; a Pod for which preemption has nominated a node
+// is on its way.
+func unschedulable(p *corev1.Pod) (string, bool) {
+	if p.Spec.NodeName != "" || p.Status.NominatedNodeName != "" {
+		return "", false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return c.Message, true
+		}
+	}
+	return "", false
 }
 
 // podStatus says in one line why a Pod is where it is: its phase, and the
@@ -739,23 +772,68 @@ func (b *Backend) ClusterCost(workers int) (cpu float64, memMiB int) {
 // a frozen Pod would still hold its requests.
 func (b *Backend) HibernatedHoldsCPU() bool { return true }
 
-// PoolCapacity is what the lab pool's nodes (those the node selector
-// picks) can give Pods: the sum of their allocatable CPU and memory, and
-// how many nodes there are. podpath serve takes it as its capacity unless
-// PODPATH_CAPACITY_CPU or PODPATH_CAPACITY_MEMORY say otherwise.
-func (b *Backend) PoolCapacity(ctx context.Context) (cpu float64, memMiB, nodes int, err error) {
+// NodeRoom is one lab node's room for this installation's learner
+// clusters, in cores and MiB.
+type NodeRoom struct {
+	Name   string
+	CPU    float64
+	Memory int
+}
+
+// Room reads the lab pool: each schedulable node the node selector picks,
+// with its allocatable room less what the lab namespace's other Pods (a
+// second installation's) request there, and the node each of this
+// installation's sandboxes is on. Pods of other namespaces (the pool's
+// DaemonSets) are not read: the server's RBAC stops at the lab namespace,
+// so their requests show only as a start the host's scheduler cannot
+// place (sandbox.ErrNoRoom).
+func (b *Backend) Room(ctx context.Context) ([]NodeRoom, map[string]string, error) {
 	list, err := b.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: labels.Set(b.opts.NodeSelector).String()})
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("list the lab pool's nodes: %w", err)
+		return nil, nil, fmt.Errorf("list the lab pool's nodes: %w", err)
 	}
-	var mem int64
-	for _, n := range list.Items {
+	pods, err := b.cs.CoreV1().Pods(b.opts.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("list the lab namespace's Pods: %w", err)
+	}
+	return room(list.Items, pods.Items, b.opts.Installation)
+}
+
+// room is Room's arithmetic, apart from the API.
+func room(nodes []corev1.Node, pods []corev1.Pod, installation string) ([]NodeRoom, map[string]string, error) {
+	free := map[string]*NodeRoom{}
+	var out []*NodeRoom
+	for _, n := range nodes {
 		if n.Spec.Unschedulable {
 			continue
 		}
-		cpu += n.Status.Allocatable.Cpu().AsApproximateFloat64()
-		mem += n.Status.Allocatable.Memory().Value()
-		nodes++
+		r := &NodeRoom{Name: n.Name, CPU: n.Status.Allocatable.Cpu().AsApproximateFloat64(), Memory: int(n.Status.Allocatable.Memory().Value() >> 20)}
+		free[n.Name] = r
+		out = append(out, r)
 	}
-	return cpu, int(mem >> 20), nodes, nil
+	placed := map[string]string{}
+	for i := range pods {
+		p := &pods[i]
+		if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		if sb := p.Labels[LabelSandbox]; sb != "" && p.Labels[LabelInstallation] == installation {
+			if _, ok := placed[sb]; !ok || p.Labels[LabelNode] == names.ControlPlane {
+				placed[sb] = p.Spec.NodeName
+			}
+			continue
+		}
+		r := free[p.Spec.NodeName]
+		if r == nil {
+			continue
+		}
+		req := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
+		r.CPU -= req.Cpu().AsApproximateFloat64()
+		r.Memory -= int(req.Memory().Value() >> 20)
+	}
+	rooms := make([]NodeRoom, len(out))
+	for i, r := range out {
+		rooms[i] = *r
+	}
+	return rooms, placed, nil
 }
