@@ -42,7 +42,9 @@ var trackFields = []string{"id", "title", "description", "labs"}
 // LoadTrack reads and validates the track.yaml in folder dir of fsys: its
 // fields, id, texts (in English and Chinese) and list of labs. Whether the
 // labs exist, and whether another track has its id, is CheckTracks' to say.
-// It returns the track only when there are no problems.
+// Its Chinese texts are linted as a lab's are (lint_zh.go); their style
+// only when opts.Strict. It returns the track only when there are no
+// problems.
 func LoadTrack(fsys fs.FS, dir string, opts LoadOptions) (*Track, Problems) {
 	file := path.Join(opts.DisplayRoot, dir, TrackFile)
 	raw, err := fs.ReadFile(fsys, path.Join(dir, TrackFile))
@@ -63,6 +65,7 @@ func LoadTrack(fsys fs.FS, dir string, opts LoadOptions) (*Track, Problems) {
 	}
 	d := &trackDecoder{file: file, track: &Track{Dir: dir, File: file}}
 	d.decode(doc)
+	d.chinese(doc, opts.Strict)
 	if len(d.problems) > 0 {
 		sort.SliceStable(d.problems, func(i, j int) bool { return d.problems[i].Line < d.problems[j].Line })
 		return nil, d.problems
@@ -256,9 +259,10 @@ func CheckTracks(tracks []*Track, catalog []*Lab) Problems {
 }
 
 // BuiltinTracks loads the tracks shipped in the binary (not yet checked
-// against the labs: CatalogTracks does that).
+// against the labs: CatalogTracks does that). Their Chinese texts keep to
+// docs/GLOSSARY.zh.md, as the built-in labs' do.
 func BuiltinTracks() ([]*Track, Problems) {
-	return LoadTracks(builtinFS, "builtin", LoadOptions{DisplayRoot: "labs"})
+	return LoadTracks(builtinFS, "builtin", LoadOptions{DisplayRoot: "labs", Strict: true})
 }
 
 // LoadDirTracks loads the tracks in a folder on disk: the folder itself

@@ -122,6 +122,7 @@ func (v *validator) validate() {
 	for i := range l.Steps {
 		v.step(i, &l.Steps[i], seen)
 	}
+	v.chinese()
 }
 
 func (v *validator) text(where []any, what string, t Text) {
