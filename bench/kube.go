@@ -116,7 +116,7 @@ func KubeSandbox(ctx context.Context, o KubeSandboxOptions) error {
 		useCPU += u.cores
 		useMiB += u.mib
 	}
-	reqCPU, reqMiB := o.Backend.ClusterCost(1)
+	reqCPU, reqMiB := o.Backend.ClusterCost(1, sandbox.Size{})
 	fmt.Fprintf(out, "one seat (control plane + one worker): uses %.2f cores and %.0f MiB settled; requests (= limits) %.2f cores and %d MiB\n", useCPU, useMiB, reqCPU, reqMiB)
 
 	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: labels.Set(opts.NodeSelector).String()})

@@ -60,6 +60,14 @@ func TestChartRenders(t *testing.T) {
 	if strings.Contains(out, "kind: StatefulSet") || !strings.Contains(out, `DATABASE_URL: "postgres://u:p@db.example.org/podpath"`) || !strings.Contains(out, "kind: Ingress") {
 		t.Errorf("with database.url and an Ingress the render is wrong:\n%s", out)
 	}
+	// Node Pod sizes reach the server only when given.
+	if strings.Contains(out, "PODPATH_KUBE_WORKER_SIZE") {
+		t.Error("a worker size was set with none given")
+	}
+	out, err = render("--set", "labs.workerSize=cpu=400m\\,memory=1Gi", "--set", "labs.controlPlaneSize=cpu=900m")
+	if err != nil || !strings.Contains(out, "name: PODPATH_KUBE_WORKER_SIZE\n              value: \"cpu=400m,memory=1Gi\"") || !strings.Contains(out, "name: PODPATH_KUBE_CONTROL_PLANE_SIZE\n              value: \"cpu=900m\"") {
+		t.Errorf("node Pod sizes: %v\n%s", err, out)
+	}
 	// Label and taint values YAML reads as booleans or numbers still reach
 	// the server as text; a quoted numeric password is a password.
 	f := t.TempDir() + "/values.yaml"

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // Languages every text may be in; English is required, and every built-in
@@ -79,6 +81,12 @@ type FileFunc func(name string) ([]byte, error)
 // Cluster is the shape of the sandbox a lab runs on.
 type Cluster struct {
 	Workers int `yaml:"workers" json:"workers"`
+	// Worker is what each worker node must be able to use, for a lab whose
+	// workloads need more than a default node (the eviction lab fills
+	// node01's memory). The Docker backend's nodes have no limits and
+	// ignore it; the Kubernetes backend sizes each worker Pod at the larger
+	// of its default and this, and the capacity model counts that.
+	Worker NodeSize `yaml:"worker,omitempty" json:"worker,omitempty"`
 	// Shared says the lab leaves the cluster as it found it once its
 	// cleanup has run, so `podpath labs test` may run it on a cluster that
 	// other shared labs use too.
@@ -443,3 +451,43 @@ func (d *Duration) UnmarshalText(b []byte) error {
 
 // D returns the time.Duration.
 func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// NodeSize is a node's CPU and memory as Kubernetes writes them ("1",
+// "500m"; "3Gi", "3072Mi"); empty: the backend's default.
+type NodeSize struct {
+	CPU    string `yaml:"cpu,omitempty" json:"cpu,omitempty"`
+	Memory string `yaml:"memory,omitempty" json:"memory,omitempty"`
+}
+
+// Largest sizes a lab may ask of one node.
+const (
+	MaxNodeMilliCPU  = 16000
+	MaxNodeMemoryMiB = 64 << 10
+)
+
+// Parse is the size in millicores and MiB (0 where empty), or what is
+// wrong with it.
+func (s NodeSize) Parse() (milliCPU, memoryMiB int64, err error) {
+	if s.CPU != "" {
+		q, perr := resource.ParseQuantity(s.CPU)
+		if perr != nil || q.Sign() <= 0 {
+			return 0, 0, fmt.Errorf("cpu %q is not a positive CPU amount: write cores (1, 1.5) or millicores (1500m)", s.CPU)
+		}
+		if milliCPU = q.MilliValue(); milliCPU > MaxNodeMilliCPU {
+			return 0, 0, fmt.Errorf("cpu %q is more than a lab may ask of one node (%dm)", s.CPU, MaxNodeMilliCPU)
+		}
+	}
+	if s.Memory != "" {
+		q, perr := resource.ParseQuantity(s.Memory)
+		if perr != nil || q.Sign() <= 0 {
+			return 0, 0, fmt.Errorf("memory %q is not a positive memory amount: write it as Kubernetes does (3Gi, 3072Mi)", s.Memory)
+		}
+		if memoryMiB = q.Value() >> 20; memoryMiB > MaxNodeMemoryMiB {
+			return 0, 0, fmt.Errorf("memory %q is more than a lab may ask of one node (%dGi)", s.Memory, MaxNodeMemoryMiB>>10)
+		}
+		if memoryMiB == 0 {
+			return 0, 0, fmt.Errorf("memory %q is less than 1Mi: write it with a unit (3Gi, 3072Mi)", s.Memory)
+		}
+	}
+	return milliCPU, memoryMiB, nil
+}

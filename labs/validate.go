@@ -98,6 +98,12 @@ func (v *validator) validate() {
 	if l.Cluster.Workers < 0 || l.Cluster.Workers > 5 {
 		v.at([]any{"cluster", "workers"}, "cluster.workers must be 0 to 5, not %d", l.Cluster.Workers)
 	}
+	if _, _, err := l.Cluster.Worker.Parse(); err != nil {
+		v.at([]any{"cluster", "worker"}, "cluster.worker: %v", err)
+	}
+	if l.Cluster.Workers == 0 && l.Cluster.Worker != (NodeSize{}) {
+		v.at([]any{"cluster", "worker"}, "cluster.worker sizes the workers, and this lab has none (cluster.workers: 0)")
+	}
 	v.values()
 	for i := range l.Setup {
 		v.action([]any{"setup", i}, &l.Setup[i], false)

@@ -159,7 +159,7 @@ func TestTypeErrorsInPlainWords(t *testing.T) {
 		{"bad duration", "within: 30s", "within: soon", want{19, "steps[0].checks[0].within", "`within` wants a duration like 30s or 2m, got \"soon\""}},
 		{"duration without unit", "within: 30s", "within: 30", want{19, "steps[0].checks[0].within", "`within` wants a duration with a unit, like 30s or 2m, got 30"}},
 		{"negative duration", "within: 30s", "within: -5s", want{19, "steps[0].checks[0].within", "`within` must not be negative, got -5s"}},
-		{"list for a map", "cluster:\n  workers: 1\n", "cluster: [1]\n", want{6, "cluster", "`cluster` wants a map of its fields (workers, shared), got a list"}},
+		{"list for a map", "cluster:\n  workers: 1\n", "cluster: [1]\n", want{6, "cluster", "`cluster` wants a map of its fields (workers, worker, shared), got a list"}},
 		{"map for a list", "layers: [kubelet]", "layers: {kubelet: true}", want{13, "steps[0].layers", "`layers` wants a list (lines starting with -, or [a, b]), got a map"}},
 		{"map for a string", "expect: {equals: Running}", "expect: {equals: {phase: Running}}", want{18, "steps[0].checks[0].expect.equals", "`equals` wants a single value, got a map"}},
 		{"list for a string", "      - run: kubectl get pods\n", "      - run: [kubectl, get]\n", want{23, "steps[0].solve[0].run", "`run` wants a single value, got a list"}},
@@ -626,5 +626,33 @@ func TestBuiltinHistoryOnlySteps(t *testing.T) {
 				t.Errorf("lab %s step %s: %v", l.ID, l.Steps[i].ID, v.warnings)
 			}
 		}
+	}
+}
+
+// A lab's worker size is read as Kubernetes writes amounts, and a size
+// that is not one, too large, or given to a lab with no workers says what
+// to write instead.
+func TestWorkerSize(t *testing.T) {
+	lab, ps := Load(labFS(edit(t, validLab, "  workers: 1\n", "  workers: 1\n  worker: {cpu: 1500m, memory: 3Gi}\n")), "lab", bothLanguages)
+	if len(ps) > 0 {
+		t.Fatalf("a valid worker size: %v", ps)
+	}
+	if cpu, mem, err := lab.Cluster.Worker.Parse(); cpu != 1500 || mem != 3072 || err != nil {
+		t.Fatalf("worker size read as %dm, %d MiB, %v", cpu, mem, err)
+	}
+	for _, c := range []struct{ size, message string }{
+		{"{memory: 3GB of RAM}", `memory "3GB of RAM" is not a positive memory amount: write it as Kubernetes does (3Gi, 3072Mi)`},
+		{"{cpu: -1}", `cpu "-1" is not a positive CPU amount`},
+		{"{cpu: 64}", `cpu "64" is more than a lab may ask of one node (16000m)`},
+		{"{memory: 3000}", `memory "3000" is less than 1Mi: write it with a unit`},
+	} {
+		ps := problems(t, labFS(edit(t, validLab, "  workers: 1\n", "  workers: 1\n  worker: "+c.size+"\n")))
+		if w := (want{0, "cluster.worker", c.message}); !w.in(ps) {
+			t.Errorf("worker %s: %v, want %v", c.size, ps, w)
+		}
+	}
+	ps = problems(t, labFS(edit(t, validLab, "  workers: 1\n", "  workers: 0\n  worker: {memory: 3Gi}\n", "node: node01", "node: controlplane")))
+	if w := (want{0, "cluster.worker", "this lab has none"}); !w.in(ps) {
+		t.Errorf("a worker size with no workers: %v", ps)
 	}
 }

@@ -149,7 +149,8 @@ func runJob(ctx context.Context, m session.Sandboxes, cluster string, list []*la
 	start := time.Now()
 	logf("== %s: creating cluster %s (%d workers) for %s", list[0].ID, cluster, list[0].Cluster.Workers, labIDs(list))
 	_ = m.Delete(ctx, cluster)
-	if _, err := m.Create(ctx, sandbox.Spec{Name: cluster, Workers: list[0].Cluster.Workers}, nil); err != nil {
+	shape := session.ShapeOf(list[0])
+	if _, err := m.Create(ctx, sandbox.Spec{Name: cluster, Workers: shape.Workers, Worker: shape.Worker}, nil); err != nil {
 		logf("== %s: cluster failed: %v", cluster, err)
 		for _, lab := range list {
 			results = append(results, LabResult{Lab: lab.ID, Cluster: cluster, SetupErr: fmt.Errorf("create cluster: %w", err)})
@@ -305,7 +306,13 @@ func errString(err error) []string {
 // labs, one per lab otherwise, within sandbox name limits.
 func clusterName(prefix string, lab *labs.Lab) string {
 	if lab.Cluster.Shared {
-		return fmt.Sprintf("%s-shared-%dw", prefix, lab.Cluster.Workers)
+		// One cluster per shape: labs asking for other worker sizes
+		// never share one.
+		name := fmt.Sprintf("%s-shared-%dw", prefix, lab.Cluster.Workers)
+		if w := session.ShapeOf(lab).Worker; w != (sandbox.Size{}) {
+			name += fmt.Sprintf("-%dm-%dmi", w.MilliCPU, w.MemoryMiB)
+		}
+		return name
 	}
 	id := lab.ID
 	if len(prefix)+1+len(id) > 40 {

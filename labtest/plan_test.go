@@ -78,3 +78,20 @@ func TestPlanJobs(t *testing.T) {
 		}
 	}
 }
+
+// Shared labs that ask for other worker sizes never share a cluster: it
+// would be made at the first one's size.
+func TestPlanKeepsWorkerSizesApart(t *testing.T) {
+	small := &labs.Lab{ID: "small", Cluster: labs.Cluster{Workers: 1, Shared: true}}
+	big := &labs.Lab{ID: "big", Cluster: labs.Cluster{Workers: 1, Shared: true, Worker: labs.NodeSize{Memory: "4Gi"}}}
+	big2 := &labs.Lab{ID: "big2", Cluster: labs.Cluster{Workers: 1, Shared: true, Worker: labs.NodeSize{Memory: "4096Mi"}}}
+	jobs := planJobs("ci", []*labs.Lab{small, big, big2}, 1, 20*time.Second)
+	if len(jobs) != 2 {
+		t.Fatalf("%d jobs, want 2 (the default size, and 4 GiB): %+v", len(jobs), jobs)
+	}
+	for _, j := range jobs {
+		if len(j.labs) == 2 && (j.labs[0] == small || j.labs[1] == small) {
+			t.Fatalf("the default-sized lab shares %s with a 4 GiB one", j.cluster)
+		}
+	}
+}

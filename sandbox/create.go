@@ -29,6 +29,17 @@ type Spec struct {
 	// extraPortMappings), on every address: scripts/kube-up publishes a
 	// host cluster's NodePort Service this way. The Docker backend only.
 	Publish []PortMapping
+	// Worker is the least each worker must be able to use (a lab's
+	// cluster.worker). The Docker backend's nodes have no limits, so it
+	// needs nothing; the Kubernetes backend sizes its worker Pods by it.
+	Worker Size
+}
+
+// Size is a node's CPU in millicores and memory in MiB; a zero field is
+// the backend's default.
+type Size struct {
+	MilliCPU  int64 `json:"milliCPU,omitempty"`
+	MemoryMiB int64 `json:"memoryMiB,omitempty"`
 }
 
 // PortMapping is one published port: HostPort on this host forwards to

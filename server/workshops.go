@@ -154,7 +154,7 @@ func (s *Server) clustersView(ctx context.Context, w *store.Workshop, lg string)
 // learner's cluster running. (The operator's settings behind it,
 // PODPATH_CAPACITY_CPU and PODPATH_CAPACITY_MEMORY, are in the docs.)
 func (s *Server) capacityNote(w *store.Workshop, lg string) (bool, string) {
-	cost := s.engine.ClusterCost(s.class.Workers(w))
+	cost := s.engine.ClusterCost(s.class.Shape(w))
 	u := s.engine.Usage()
 	most := s.class.RunnableSeats(w)
 	each := []any{"cpu", strconv.FormatFloat(cost.CPU, 'f', -1, 64), "mem", cost.Memory, "seats", plural(lg, "seatcount", w.Seats)}

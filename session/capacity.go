@@ -4,9 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/sandbox"
+	"github.com/podpath/podpath/store"
 )
 
 // Cost is what one learner cluster takes from the host.
@@ -15,11 +20,34 @@ type Cost struct {
 	Memory int     // MiB, running or hibernated
 }
 
+// Shape is a cluster's form: its workers, and the least each must be able
+// to use (a lab's cluster.worker; zero: the backend's default).
+type Shape struct {
+	Workers int          `json:"workers"`
+	Worker  sandbox.Size `json:"worker,omitzero"`
+}
+
+// ShapeOf is the shape of a lab's cluster. A worker size that does not
+// parse (labs validate refuses it) is the default.
+func ShapeOf(l *labs.Lab) Shape {
+	cpu, mem, err := l.Cluster.Worker.Parse()
+	if err != nil {
+		cpu, mem = 0, 0
+	}
+	return Shape{Workers: l.Cluster.Workers, Worker: sandbox.Size{MilliCPU: cpu, MemoryMiB: mem}}
+}
+
+// shapeOf is the shape a stored sandbox was made in.
+func shapeOf(sb *store.Sandbox) Shape {
+	return Shape{Workers: sb.Workers, Worker: sandbox.Size{MilliCPU: sb.WorkerMilliCPU, MemoryMiB: sb.WorkerMemoryMiB}}
+}
+
 // Coster is a sandbox backend whose clusters cost other than ClusterCost
-// says (the Kubernetes backend: its node Pods' requests). The engine, the
-// warm pool and the workshops' capacity notes ask CostOf.
+// says (the Kubernetes backend: its node Pods' requests, sized by the
+// shape's worker size). The engine, the warm pool and the workshops'
+// capacity notes ask CostOf.
 type Coster interface {
-	ClusterCost(workers int) Cost
+	ClusterCost(shape Shape) Cost
 	// HibernatedHoldsCPU says a hibernated cluster still counts against
 	// CPU (a backend that cannot freeze, or whose scheduler counts
 	// requests, not use).
@@ -27,12 +55,13 @@ type Coster interface {
 }
 
 // CostOf is a cluster's cost on the given backend: its own where it says
-// (Coster), else ClusterCost.
-func CostOf(sb Sandboxes, workers int) Cost {
+// (Coster), else ClusterCost (the Docker backend's nodes have no limits,
+// so a worker size changes nothing there).
+func CostOf(sb Sandboxes, shape Shape) Cost {
 	if c, ok := sb.(Coster); ok {
-		return c.ClusterCost(workers)
+		return c.ClusterCost(shape)
 	}
-	return ClusterCost(workers)
+	return ClusterCost(shape.Workers)
 }
 
 // NodeRoom is one node of a backend's lab pool: what learner clusters may
@@ -205,7 +234,7 @@ func (c *capacity) tooBig(cs Cost) error {
 		}
 		cpu, mem = max(cpu, b.CPU), max(mem, b.Memory)
 	}
-	return fmt.Errorf("%w: it needs %.2f cores and %d MiB on one node (a learner's nodes share one), and the largest lab node has %.2f cores and %d MiB for learner clusters: give the pool larger nodes, or make the node Pods smaller", ErrTooBig, cs.CPU, cs.Memory, cpu, mem)
+	return fmt.Errorf("%w: it needs %.2f cores and %d MiB on one node (a learner's nodes share one), and the largest lab node has %.2f cores and %d MiB for learner clusters: give the pool larger nodes, or make the node Pods smaller (PODPATH_KUBE_CONTROL_PLANE_SIZE, PODPATH_KUBE_WORKER_SIZE; a lab's cluster.worker sets a floor)", ErrTooBig, cs.CPU, cs.Memory, cpu, mem)
 }
 
 // setPool replaces the pool's nodes and moves every cluster that has
@@ -456,12 +485,35 @@ type Usage struct {
 	Hibernated int     `json:"hibernated"`
 	Creating   int     `json:"creating"`
 	Queued     int     `json:"queued"`
+	// Nodes are the lab pool's nodes (Pooled backends), each at the room
+	// it has for learner clusters; none on one host.
+	Nodes []NodeRoom `json:"nodes,omitempty"`
+}
+
+// Seats is how many clusters of cost c fit at once, every one running: in
+// the sum on one host, node by node on a pool (a cluster lands whole on
+// one node).
+func (u Usage) Seats(c Cost) int {
+	if c.CPU <= 0 || c.Memory <= 0 {
+		return 0
+	}
+	if len(u.Nodes) == 0 {
+		return min(int(math.Floor(u.CPULimit/c.CPU+1e-9)), u.MemLimit/c.Memory)
+	}
+	n := 0
+	for _, r := range u.Nodes {
+		n += max(0, min(int(math.Floor(r.CPU/c.CPU+1e-9)), r.Memory/c.Memory))
+	}
+	if u.CPULimit > 0 || u.MemLimit > 0 { // the operator's ceiling, if lower
+		n = min(n, int(math.Floor(u.CPULimit/c.CPU+1e-9)), u.MemLimit/c.Memory)
+	}
+	return n
 }
 
 func (c *capacity) usage() Usage {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	u := Usage{CPULimit: c.cpu, MemLimit: c.memory, Creating: c.busy, Queued: len(c.queue)}
+	u := Usage{CPULimit: c.cpu, MemLimit: c.memory, Creating: c.busy, Queued: len(c.queue), Nodes: append([]NodeRoom(nil), c.bins...)}
 	u.CPU, u.Memory = c.used()
 	for _, h := range c.holders {
 		if h.hibernated {

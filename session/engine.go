@@ -109,8 +109,8 @@ func Kube(b *kube.Backend) Sandboxes { return kubeSandboxes{b} }
 
 type kubeSandboxes struct{ *kube.Backend }
 
-func (k kubeSandboxes) ClusterCost(workers int) Cost {
-	cpu, mem := k.Backend.ClusterCost(workers)
+func (k kubeSandboxes) ClusterCost(shape Shape) Cost {
+	cpu, mem := k.Backend.ClusterCost(shape.Workers, shape.Worker)
 	return Cost{CPU: cpu, Memory: mem}
 }
 
@@ -521,6 +521,7 @@ func (e *Engine) Start(ctx context.Context, userID int64, lab *labs.Lab, opts ..
 		return nil, err
 	}
 	id := uuid.New()
+	shape := ShapeOf(lab)
 	vals := lab.Draw(rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())))
 	filled, err := lab.For(vals)
 	if err != nil {
@@ -529,6 +530,7 @@ func (e *Engine) Start(ctx context.Context, userID int64, lab *labs.Lab, opts ..
 	sc := startConfig{n: store.NewLabSession{
 		ID: id, UserID: userID, LabID: lab.ID, Lifetime: e.cfg.MaxLifetime, IdleTimeout: e.cfg.IdleTimeout,
 		SandboxName: e.sandboxName(id), Image: e.cfg.NodeImage, Workers: lab.Cluster.Workers, Values: vals,
+		WorkerMilliCPU: shape.Worker.MilliCPU, WorkerMemoryMiB: shape.Worker.MemoryMiB,
 	}}
 	for _, o := range opts {
 		o(&sc)
@@ -547,7 +549,7 @@ func (e *Engine) Start(ctx context.Context, userID int64, lab *labs.Lab, opts ..
 		e.pool.starts[n.WorkshopID]++
 		e.pool.mu.Unlock()
 	}
-	pc := e.pool.claim(lab.Cluster.Workers, e.cfg.NodeImage, n.WorkshopID)
+	pc := e.pool.claim(shape, e.cfg.NodeImage, n.WorkshopID)
 	if pc != nil {
 		n.Claim = pc.name
 	}
@@ -572,7 +574,7 @@ func (e *Engine) Start(ctx context.Context, userID int64, lab *labs.Lab, opts ..
 	if old != nil {
 		e.finishEnd(ctx, old, sc.reason)
 	}
-	l := &life{id: id, userID: userID, labID: lab.ID, lab: filled, sandbox: n.SandboxName, workers: lab.Cluster.Workers}
+	l := &life{id: id, userID: userID, labID: lab.ID, lab: filled, sandbox: n.SandboxName, shape: shape}
 	l.touched.Store(time.Now().UnixNano())
 	if pc != nil {
 		e.pool.claimed(pc)
@@ -638,7 +640,7 @@ func (e *Engine) lifeOf(ctx context.Context, sess *store.LabSession) (*life, err
 	if err != nil {
 		return nil, err
 	}
-	l := &life{id: sess.ID, userID: sess.UserID, labID: sess.LabID, lab: e.SessionLab(sess), sandbox: sb.Name, workers: sb.Workers, phase: phaseFailed}
+	l := &life{id: sess.ID, userID: sess.UserID, labID: sess.LabID, lab: e.SessionLab(sess), sandbox: sb.Name, shape: shapeOf(sb), phase: phaseFailed}
 	l.touched.Store(sess.LastActivityAt.UnixNano())
 	l.flushed.Store(sess.LastActivityAt.UnixNano())
 	v, _ := e.lives.LoadOrStore(sess.ID, l)

@@ -29,6 +29,9 @@ import (
 
 var testLab = &labs.Lab{ID: "t", Cluster: labs.Cluster{Workers: 1}, Steps: []labs.Step{{ID: "one"}}}
 
+// bigLab asks for workers of 4 GiB (cluster.worker).
+var bigLab = &labs.Lab{ID: "big", Cluster: labs.Cluster{Workers: 1, Worker: labs.NodeSize{Memory: "4Gi"}}, Steps: []labs.Step{{ID: "one"}}}
+
 // valuesLab draws a name per session and uses it in its setup and a check.
 var valuesLab = &labs.Lab{ID: "v", Cluster: labs.Cluster{Workers: 1},
 	Values: []labs.Value{{Name: "app", Word: 8}},
@@ -82,7 +85,7 @@ func (r *rig) open() *session.Engine {
 	if sb == nil {
 		sb = r.fake
 	}
-	r.eng = session.New(r.cfg, session.Deps{Store: r.store, Sandboxes: sb, Labs: []*labs.Lab{testLab, valuesLab}, Log: log})
+	r.eng = session.New(r.cfg, session.Deps{Store: r.store, Sandboxes: sb, Labs: []*labs.Lab{testLab, valuesLab, bigLab}, Log: log})
 	if err := r.eng.Open(context.Background()); err != nil {
 		r.t.Fatal(err)
 	}
@@ -562,8 +565,8 @@ func TestStartReplacing(t *testing.T) {
 // has (session.Coster): its node Pods' requests, held while hibernated.
 type costlyFake struct{ *fakesandbox.Fake }
 
-func (costlyFake) ClusterCost(workers int) session.Cost {
-	return session.Cost{CPU: 1 + 0.5*float64(workers), Memory: 1536 + 768*workers}
+func (costlyFake) ClusterCost(shape session.Shape) session.Cost {
+	return session.Cost{CPU: 1 + 0.5*float64(shape.Workers), Memory: 1536 + 768*shape.Workers}
 }
 func (costlyFake) HibernatedHoldsCPU() bool { return true }
 

@@ -53,7 +53,7 @@ type life struct {
 	userID  int64
 	labID   string
 	sandbox string
-	workers int
+	shape   Shape
 
 	mu       sync.Mutex
 	lab      *labs.Lab

@@ -20,7 +20,13 @@ import (
 type PoolTarget struct {
 	Workers int `json:"workers"`
 	Size    int `json:"size"`
+	// Worker is the worker size of a workshop's lab; the general pool's
+	// clusters have the default (zero).
+	Worker sandbox.Size `json:"worker,omitzero"`
 }
+
+// Shape is the target's cluster shape.
+func (t PoolTarget) Shape() Shape { return Shape{Workers: t.Workers, Worker: t.Worker} }
 
 // ParsePool reads PODPATH_WARM_POOL: a count ("2": clusters of one worker,
 // the shape of every built-in lab) or counts by shape
@@ -82,11 +88,11 @@ type pool struct {
 }
 
 type member struct {
-	name    string
-	workers int
-	image   string
-	state   string // creating, ready (hibernated), claimed
-	ticket  *ticket
+	name   string
+	shape  Shape
+	image  string
+	state  string // creating, ready (hibernated), claimed
+	ticket *ticket
 	// workshop is the workshop the member was prepared for (0: anyone's).
 	workshop int64
 }
@@ -104,7 +110,7 @@ func newPool(e *Engine, targets []PoolTarget) *pool {
 // claim takes a ready member of the shape, or returns nil. A workshop's
 // learner takes one prepared for the workshop first, then anyone's; other
 // learners never take a workshop's.
-func (p *pool) claim(workers int, image string, workshop int64) *member {
+func (p *pool) claim(shape Shape, image string, workshop int64) *member {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var best *member
@@ -115,7 +121,7 @@ func (p *pool) claim(workers int, image string, workshop int64) *member {
 		return 1
 	}
 	for _, m := range p.members {
-		if m.state != memberReady || m.workers != workers || m.image != image || (m.workshop != 0 && m.workshop != workshop) {
+		if m.state != memberReady || m.shape != shape || m.image != image || (m.workshop != 0 && m.workshop != workshop) {
 			continue
 		}
 		if best == nil || rank(m) < rank(best) || (rank(m) == rank(best) && m.name < best.name) {
@@ -175,7 +181,7 @@ func (e *Engine) Pool() PoolStatus {
 	for _, t := range p.targets {
 		sh := PoolShape{Workers: t.Workers, Size: t.Size}
 		for _, m := range p.members {
-			if m.workers != t.Workers || m.workshop != 0 {
+			if m.shape != t.Shape() || m.workshop != 0 {
 				continue // a workshop's clusters are not the general pool's
 			}
 			switch m.state {
@@ -208,20 +214,20 @@ func (p *pool) refill(ctx context.Context) {
 		}
 	}
 	for _, w := range p.wantsLocked() {
-		if p.haveLocked(w.workshop, w.Workers) >= w.Size {
+		if p.haveLocked(w.workshop, w.Shape()) >= w.Size {
 			continue
 		}
 		name := p.e.namePrefix() + "p" + randomHex(5)
-		tk := p.e.capacity.tryAcquire(name, CostOf(p.e.sandboxes, w.Workers))
+		tk := p.e.capacity.tryAcquire(name, CostOf(p.e.sandboxes, w.Shape()))
 		if tk == nil {
 			return // no room now; try at the next reap
 		}
-		if err := p.e.store.CreatePoolSandbox(ctx, name, p.e.cfg.NodeImage, w.Workers, w.workshop); err != nil {
+		if err := p.e.store.CreatePoolSandbox(ctx, name, p.e.cfg.NodeImage, w.Workers, w.Worker.MilliCPU, w.Worker.MemoryMiB, w.workshop); err != nil {
 			tk.release()
 			p.e.log.Error("record pool cluster", "err", err)
 			return
 		}
-		m := &member{name: name, workers: w.Workers, image: p.e.cfg.NodeImage, state: memberCreating, ticket: tk, workshop: w.workshop}
+		m := &member{name: name, shape: w.Shape(), image: p.e.cfg.NodeImage, state: memberCreating, ticket: tk, workshop: w.workshop}
 		p.members[name] = m
 		p.e.goBackground(func() { p.create(m) })
 		return
@@ -249,10 +255,10 @@ func (p *pool) wantsLocked() []want {
 }
 
 // haveLocked counts the unclaimed members (ready or creating) of a target.
-func (p *pool) haveLocked(workshop int64, workers int) int {
+func (p *pool) haveLocked(workshop int64, shape Shape) int {
 	n := 0
 	for _, m := range p.members {
-		if m.workshop == workshop && m.workers == workers && m.image == p.e.cfg.NodeImage && m.state != memberClaimed {
+		if m.workshop == workshop && m.shape == shape && m.image == p.e.cfg.NodeImage && m.state != memberClaimed {
 			n++
 		}
 	}
@@ -269,7 +275,7 @@ func (p *pool) dropSurplus(ctx context.Context) bool {
 			continue
 		}
 		d := p.demand[m.workshop]
-		if d.Workers != m.workers || p.haveLocked(m.workshop, m.workers) > d.Size {
+		if d.Shape() != m.shape || p.haveLocked(m.workshop, m.shape) > d.Size {
 			victim = m
 			break
 		}
@@ -341,7 +347,7 @@ func (e *Engine) PrepareMark() map[int64]uint64 {
 // With a mark from PrepareMark, the workshop's starts since are taken off
 // n: a learner who joined after the count was read has a cluster already,
 // and preparing one more for them would be made and then deleted.
-func (e *Engine) Prepare(workshop int64, workers, n int, mark map[int64]uint64) {
+func (e *Engine) Prepare(workshop int64, shape Shape, n int, mark map[int64]uint64) {
 	p := e.pool
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -352,7 +358,7 @@ func (e *Engine) Prepare(workshop int64, workers, n int, mark map[int64]uint64) 
 		delete(p.demand, workshop)
 		return
 	}
-	p.demand[workshop] = PoolTarget{Workers: workers, Size: n}
+	p.demand[workshop] = PoolTarget{Workers: shape.Workers, Worker: shape.Worker, Size: n}
 }
 
 // Prepared reports a workshop's prepared clusters.
@@ -391,7 +397,7 @@ func (p *pool) create(m *member) {
 	log := e.log.With("sandbox", m.name, "pool", true)
 	e.writes.state(ctx, m.name, store.SandboxProvisioning, nil)
 	start := time.Now()
-	info, err := e.sandboxes.Create(ctx, sandbox.Spec{Name: m.name, Workers: m.workers, Image: m.image}, func(ev sandbox.Event) {
+	info, err := e.sandboxes.Create(ctx, sandbox.Spec{Name: m.name, Workers: m.shape.Workers, Worker: m.shape.Worker, Image: m.image}, func(ev sandbox.Event) {
 		_ = e.store.AppendSandboxProgress(context.WithoutCancel(ctx), m.name, ev)
 	})
 	m.ticket.created()
@@ -462,9 +468,9 @@ func (p *pool) recoverMember(ctx context.Context, sb *store.Sandbox) error {
 					return dockerDown(err)
 				}
 			}
-			tk := p.e.capacity.hold(sb.Name, CostOf(p.e.sandboxes, sb.Workers), true)
+			tk := p.e.capacity.hold(sb.Name, CostOf(p.e.sandboxes, shapeOf(sb)), true)
 			p.mu.Lock()
-			p.members[sb.Name] = &member{name: sb.Name, workers: sb.Workers, image: sb.Image, state: memberReady, ticket: tk, workshop: sb.PoolWorkshop}
+			p.members[sb.Name] = &member{name: sb.Name, shape: shapeOf(sb), image: sb.Image, state: memberReady, ticket: tk, workshop: sb.PoolWorkshop}
 			p.mu.Unlock()
 			p.e.log.Info("found pool cluster", "sandbox", sb.Name)
 			return nil

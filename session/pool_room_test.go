@@ -25,10 +25,21 @@ type pooledFake struct {
 	nodes  []session.NodeRoom
 	noRoom atomic.Int32 // creates still to fail with ErrNoRoom
 	tries  atomic.Int32 // creates failed so
+	specs  sync.Map     // sandbox name -> the sandbox.Spec it was created with
 }
 
-func (p *pooledFake) ClusterCost(workers int) session.Cost {
-	return session.Cost{CPU: 1 + 0.5*float64(workers), Memory: 1536 + 768*workers}
+// ClusterCost is the kubernetes backend's rule: a 1-core, 1536 MiB
+// control plane, and workers of 500m and 768 MiB or the shape's worker
+// size where it is larger.
+func (p *pooledFake) ClusterCost(shape session.Shape) session.Cost {
+	cpu, mem := 0.5, 768
+	if c := float64(shape.Worker.MilliCPU) / 1000; c > cpu {
+		cpu = c
+	}
+	if m := int(shape.Worker.MemoryMiB); m > mem {
+		mem = m
+	}
+	return session.Cost{CPU: 1 + cpu*float64(shape.Workers), Memory: 1536 + mem*shape.Workers}
 }
 func (p *pooledFake) HibernatedHoldsCPU() bool { return true }
 
@@ -49,6 +60,7 @@ func (p *pooledFake) Create(ctx context.Context, spec sandbox.Spec, progress fun
 		p.tries.Add(1)
 		return nil, fmt.Errorf("learner nodes: %w: node Pod %s-controlplane: 0/3 nodes are available: 2 Insufficient cpu", sandbox.ErrNoRoom, spec.Name)
 	}
+	p.specs.Store(spec.Name, spec)
 	return p.Fake.Create(ctx, spec, progress)
 }
 
@@ -88,6 +100,9 @@ func TestPoolAdmitsWhereOneNodeHasRoom(t *testing.T) {
 	eng := r.open()
 	if u := eng.Usage(); u.CPULimit != 6 || u.MemLimit != 3*8192 {
 		t.Fatalf("the pool's room as the capacity: %+v, want 6 cores and %d MiB", u, 3*8192)
+	}
+	if n := eng.Usage().Seats(session.Cost{CPU: 1.5, Memory: 2304}); n != 3 {
+		t.Fatalf("seats of 1.5 cores on three 2-core nodes: %d, want 3 (one per node; 4 in the sum)", n)
 	}
 	var ss []*store.LabSession
 	for range 4 {
@@ -164,5 +179,52 @@ func TestNoRoomRequeuesUntilAClusterEnds(t *testing.T) {
 	failed := r.waitState(third, store.SandboxFailed)
 	if failed.Error == nil || !strings.Contains(*failed.Error, "Insufficient cpu") || !strings.Contains(*failed.Error, "no other learner cluster") {
 		t.Fatalf("the failure of a start no node has room for, alone: %v", failed.Error)
+	}
+}
+
+// A lab that asks for bigger workers gets them: the create is told the
+// size, the model counts the bigger cost (so fewer fit on a node), a
+// restarted engine still counts it, and a default-sized warm-pool cluster
+// is not handed to it.
+func TestWorkerSizeIsCreatedCountedAndKept(t *testing.T) {
+	r, pf := pooledRig(t, node("lab-a", 4, 8192), node("lab-b", 4, 8192))
+	r.cfg.WarmPool = []session.PoolTarget{{Workers: 1, Size: 1}}
+	eng := r.open()
+	eventually(t, "the warm pool's cluster", func() bool { return eng.Pool().Shapes[0].Ready == 1 })
+	start := func() *store.LabSession {
+		s, err := eng.Start(context.Background(), r.user(), bigLab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	first := start()
+	sb := r.waitState(first, store.SandboxReady)
+	if sb.Pool {
+		t.Fatalf("the 4 GiB lab took the default-sized pool cluster %s", sb.Name)
+	}
+	spec, ok := pf.specs.Load(sb.Name)
+	if !ok || spec.(sandbox.Spec).Worker != (sandbox.Size{MemoryMiB: 4096}) {
+		t.Fatalf("created with %+v, want workers of 4096 MiB", spec)
+	}
+	// 1536 + 4096 MiB each, so each 8 GiB node holds one (the idle pool
+	// cluster makes way for a learner who waits, and that is not enough).
+	second := start()
+	r.waitState(second, store.SandboxReady)
+	third := start()
+	eventually(t, "the third waits for room", func() bool { return eng.Usage().Queued == 1 && eng.Pool().Shapes[0].Ready == 0 })
+	time.Sleep(300 * time.Millisecond)
+	want := 2 * (1536 + 4096)
+	if u := eng.Usage(); u.Memory != want {
+		t.Fatalf("memory counted %d MiB, want %d", u.Memory, want)
+	}
+	if err := eng.End(context.Background(), r.session(third), "ended by the learner"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the queue empty", func() bool { return eng.Usage().Queued == 0 })
+	r.cfg.WarmPool = nil
+	eng = r.open() // a restart: the size comes back from Postgres
+	if u := eng.Usage(); u.Memory != want {
+		t.Fatalf("after a restart, memory counted %d MiB, want %d", u.Memory, want)
 	}
 }

@@ -178,7 +178,7 @@ func (l *life) waitSettled(ctx context.Context) {
 func (e *Engine) create(ctx context.Context, l *life, progress func(sandbox.Event), setState func(string, *string) bool, fail func(error)) (began time.Time, ok bool) {
 	log := e.log.With("session", l.id, "sandbox", l.sandbox)
 	for {
-		t, err := e.capacity.acquire(ctx, l.sandbox, CostOf(e.sandboxes, l.workers), func(pos int) {
+		t, err := e.capacity.acquire(ctx, l.sandbox, CostOf(e.sandboxes, l.shape), func(pos int) {
 			e.publish(l.id, EventQueue, map[string]int{"position": pos})
 		})
 		if err != nil {
@@ -212,7 +212,7 @@ func (e *Engine) create(ctx context.Context, l *life, progress func(sandbox.Even
 			log.Warn("reset progress", "err", err)
 		}
 		began = time.Now()
-		info, err := e.sandboxes.Create(ctx, sandbox.Spec{Name: l.sandbox, Workers: l.workers, Image: e.cfg.NodeImage}, progress)
+		info, err := e.sandboxes.Create(ctx, sandbox.Spec{Name: l.sandbox, Workers: l.shape.Workers, Worker: l.shape.Worker, Image: e.cfg.NodeImage}, progress)
 		t.created()
 		if err == nil {
 			if err := e.store.SetSandboxNodes(ctx, l.sandbox, info.Nodes); err != nil {

@@ -72,7 +72,7 @@ func (e *Engine) recoverSession(ctx context.Context, sb *store.Sandbox) error {
 		}
 		return nil
 	}
-	l := &life{id: sess.ID, userID: sess.UserID, labID: sess.LabID, lab: lab, sandbox: sb.Name, workers: sb.Workers}
+	l := &life{id: sess.ID, userID: sess.UserID, labID: sess.LabID, lab: lab, sandbox: sb.Name, shape: shapeOf(sb)}
 	l.touched.Store(sess.LastActivityAt.UnixNano())
 	l.flushed.Store(sess.LastActivityAt.UnixNano())
 	switch sb.State {
@@ -99,7 +99,7 @@ func (e *Engine) recoverSession(ctx context.Context, sb *store.Sandbox) error {
 			return dockerDown(err)
 		}
 		hibernated := info.State == sandbox.StatePaused
-		l.ticket = e.capacity.hold(sb.Name, CostOf(e.sandboxes, sb.Workers), hibernated)
+		l.ticket = e.capacity.hold(sb.Name, CostOf(e.sandboxes, shapeOf(sb)), hibernated)
 		l.setPhase(phaseReady)
 		if hibernated {
 			l.setPhase(phaseHibernated)

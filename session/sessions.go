@@ -408,13 +408,13 @@ func (s *Sessions) handle(ctx context.Context, e *Engine, op string, raw json.Ra
 	case "prepare":
 		var p struct {
 			Workshop int64
-			Workers  int
+			Shape    Shape
 			N        int
 		}
 		if err := json.Unmarshal(raw, &p); err != nil {
 			return nil, err
 		}
-		e.Prepare(p.Workshop, p.Workers, p.N, nil)
+		e.Prepare(p.Workshop, p.Shape, p.N, nil)
 		return nil, nil
 	}
 	return nil, fmt.Errorf("unknown request %q: this replica runs another version of podpath", op)
@@ -563,7 +563,7 @@ func (s *Sessions) QueuePosition(sandboxName string) int {
 
 // ClusterCost is what a cluster of this shape costs on this server's
 // sandbox backend (see CostOf).
-func (s *Sessions) ClusterCost(workers int) Cost { return CostOf(s.deps.Sandboxes, workers) }
+func (s *Sessions) ClusterCost(shape Shape) Cost { return CostOf(s.deps.Sandboxes, shape) }
 
 // Usage is the capacity model's view of the host.
 func (s *Sessions) Usage() Usage {
@@ -612,18 +612,18 @@ func (s *Sessions) PrepareMark() map[int64]uint64 {
 }
 
 // Prepare sets a workshop's prepared clusters (see Engine.Prepare).
-func (s *Sessions) Prepare(workshop int64, workers, n int, mark map[int64]uint64) {
+func (s *Sessions) Prepare(workshop int64, shape Shape, n int, mark map[int64]uint64) {
 	if e := s.engine(); e != nil {
-		e.Prepare(workshop, workers, n, mark)
+		e.Prepare(workshop, shape, n, mark)
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := s.remote.call(ctx, "prepare", struct {
 		Workshop int64
-		Workers  int
+		Shape    Shape
 		N        int
-	}{workshop, workers, n}, nil); err != nil {
+	}{workshop, shape, n}, nil); err != nil {
 		s.log.Warn("prepare a workshop's clusters", "workshop", workshop, "err", err)
 	}
 }

@@ -93,6 +93,9 @@ type NewLabSession struct {
 	SandboxName string
 	Image       string
 	Workers     int
+	// WorkerMilliCPU and WorkerMemoryMiB are the lab's worker size (0:
+	// the backend's default).
+	WorkerMilliCPU, WorkerMemoryMiB int64
 	// Values are the lab's values drawn for the session.
 	Values map[string]string
 	// WorkshopID is the workshop the session is part of (0: none).
@@ -132,8 +135,8 @@ func (s *Store) CreateLabSession(ctx context.Context, n NewLabSession) (*LabSess
 			}
 			return err
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO sandboxes (name, lab_session_id, state, image, workers) VALUES ($1, $2, 'requested', $3, $4)`,
-			n.SandboxName, l.ID, n.Image, n.Workers)
+		_, err = tx.Exec(ctx, `INSERT INTO sandboxes (name, lab_session_id, state, image, workers, worker_milli_cpu, worker_memory_mib) VALUES ($1, $2, 'requested', $3, $4, $5, $6)`,
+			n.SandboxName, l.ID, n.Image, n.Workers, n.WorkerMilliCPU, n.WorkerMemoryMiB)
 		return err
 	})
 	if isUniqueViolation(err, "lab_sessions_one_active") {

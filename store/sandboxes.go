@@ -31,20 +31,23 @@ type Sandbox struct {
 	State        string
 	Image        string
 	Workers      int
-	Nodes        json.RawMessage
-	Progress     json.RawMessage
-	Error        *string
-	CreatedAt    time.Time
-	ReadyAt      *time.Time
-	UpdatedAt    time.Time
+	// WorkerMilliCPU and WorkerMemoryMiB are the size its lab asked of
+	// each worker (0: the backend's default).
+	WorkerMilliCPU, WorkerMemoryMiB int64
+	Nodes                           json.RawMessage
+	Progress                        json.RawMessage
+	Error                           *string
+	CreatedAt                       time.Time
+	ReadyAt                         *time.Time
+	UpdatedAt                       time.Time
 }
 
-const sandboxColumns = "name, lab_session_id, pool, coalesce(pool_workshop_id, 0), state, image, workers, nodes, progress, error, created_at, ready_at, updated_at"
+const sandboxColumns = "name, lab_session_id, pool, coalesce(pool_workshop_id, 0), state, image, workers, worker_milli_cpu, worker_memory_mib, nodes, progress, error, created_at, ready_at, updated_at"
 
 func scanSandbox(row interface{ Scan(...any) error }) (*Sandbox, error) {
 	var s Sandbox
 	var owner uuid.NullUUID
-	if err := row.Scan(&s.Name, &owner, &s.Pool, &s.PoolWorkshop, &s.State, &s.Image, &s.Workers, &s.Nodes, &s.Progress, &s.Error, &s.CreatedAt, &s.ReadyAt, &s.UpdatedAt); err != nil {
+	if err := row.Scan(&s.Name, &owner, &s.Pool, &s.PoolWorkshop, &s.State, &s.Image, &s.Workers, &s.WorkerMilliCPU, &s.WorkerMemoryMiB, &s.Nodes, &s.Progress, &s.Error, &s.CreatedAt, &s.ReadyAt, &s.UpdatedAt); err != nil {
 		return nil, notFound(err)
 	}
 	s.LabSessionID = owner.UUID
@@ -108,11 +111,12 @@ func (s *Store) UndeletedSandboxes(ctx context.Context) ([]*Sandbox, error) {
 	return out, wrap("list sandboxes", err)
 }
 
-// CreatePoolSandbox records a warm-pool cluster about to be created; a
-// workshop other than 0 keeps it for that workshop's learners.
-func (s *Store) CreatePoolSandbox(ctx context.Context, name, image string, workers int, workshop int64) error {
-	_, err := s.db(ctx).Exec(ctx, `INSERT INTO sandboxes (name, pool, state, image, workers, pool_workshop_id) VALUES ($1, true, 'requested', $2, $3, nullif($4, 0))`,
-		name, image, workers, workshop)
+// CreatePoolSandbox records a warm-pool cluster about to be created, its
+// workers sized workerMilliCPU and workerMemoryMiB (0: the backend's
+// default); a workshop other than 0 keeps it for that workshop's learners.
+func (s *Store) CreatePoolSandbox(ctx context.Context, name, image string, workers int, workerMilliCPU, workerMemoryMiB int64, workshop int64) error {
+	_, err := s.db(ctx).Exec(ctx, `INSERT INTO sandboxes (name, pool, state, image, workers, worker_milli_cpu, worker_memory_mib, pool_workshop_id) VALUES ($1, true, 'requested', $2, $3, $4, $5, nullif($6, 0))`,
+		name, image, workers, workerMilliCPU, workerMemoryMiB, workshop)
 	return wrap("record pool sandbox", err)
 }
 

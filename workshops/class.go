@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"time"
 
 	"github.com/google/uuid"
@@ -46,14 +45,14 @@ type Class struct {
 	Log         *slog.Logger
 }
 
-// Workers is the cluster shape prepared for a workshop: its first lab's.
-func (c *Class) Workers(w *store.Workshop) int {
+// Shape is the cluster shape prepared for a workshop: its first lab's.
+func (c *Class) Shape(w *store.Workshop) session.Shape {
 	if len(w.LabIDs) > 0 {
 		if l := labs.Find(c.Labs, w.LabIDs[0]); l != nil {
-			return l.Cluster.Workers
+			return session.ShapeOf(l)
 		}
 	}
-	return 1
+	return session.Shape{Workers: 1}
 }
 
 // Lifetime is how long a session of the workshop may last: until the
@@ -258,7 +257,7 @@ func (c *Class) End(ctx context.Context, w *store.Workshop, reason string) error
 	}); err != nil {
 		return fmt.Errorf("%w: %w", ErrNotEnded, err)
 	}
-	c.Engine.Prepare(w.ID, 0, 0, nil)
+	c.Engine.Prepare(w.ID, session.Shape{}, 0, nil)
 	sessions, err := c.Store.WorkshopSessions(ctx, w.ID)
 	if err != nil {
 		return err
@@ -314,9 +313,9 @@ func (c *Class) Tick(ctx context.Context) {
 			// the number asked for, and no more than the host could run:
 			// more would only hold memory other learners need.
 			n := min(w.Prepare-w.Learners, w.Seats-w.Learners, c.RunnableSeats(w))
-			c.Engine.Prepare(w.ID, c.Workers(w), max(0, n), mark)
+			c.Engine.Prepare(w.ID, c.Shape(w), max(0, n), mark)
 		default:
-			c.Engine.Prepare(w.ID, 0, 0, nil)
+			c.Engine.Prepare(w.ID, session.Shape{}, 0, nil)
 		}
 	}
 	// A session that started while its workshop was being ended.
@@ -336,9 +335,7 @@ func (c *Class) Tick(ctx context.Context) {
 // RunnableSeats is how many of the workshop's clusters the capacity model
 // lets run at once.
 func (c *Class) RunnableSeats(w *store.Workshop) int {
-	cost := c.Engine.ClusterCost(c.Workers(w))
-	u := c.Engine.Usage()
-	return min(int(math.Floor(u.CPULimit/cost.CPU)), u.MemLimit/cost.Memory)
+	return c.Engine.Usage().Seats(c.Engine.ClusterCost(c.Shape(w)))
 }
 
 // Run ticks every interval until ctx ends or stop closes. It first closes

@@ -105,6 +105,7 @@ func (b *Backend) Create(ctx context.Context, spec sandbox.Spec, progress func(s
 	if spec.Image != "" {
 		opts.Image = spec.Image
 	}
+	opts.Worker = opts.WorkerSize(spec.Worker)
 	if all, err := b.names(ctx); err != nil {
 		return nil, err
 	} else if slices.Contains(all, spec.Name) {
@@ -760,11 +761,13 @@ func (b *Backend) Exec(ctx context.Context, name, node string, cmd []string, std
 }
 
 // ClusterCost is what a cluster of this shape takes from the lab pool: its
-// node Pods' requests, in cores and MiB (session.Coster). The host's
-// scheduler counts these whatever the cluster does.
-func (b *Backend) ClusterCost(workers int) (cpu float64, memMiB int) {
-	cpu = b.opts.ControlPlane.CPU.AsApproximateFloat64() + float64(workers)*b.opts.Worker.CPU.AsApproximateFloat64()
-	mem := b.opts.ControlPlane.Memory.Value() + int64(workers)*b.opts.Worker.Memory.Value()
+// node Pods' requests, in cores and MiB (session.Coster), with workers
+// sized as Create sizes them for a lab's worker size. The host's scheduler
+// counts these whatever the cluster does.
+func (b *Backend) ClusterCost(workers int, worker sandbox.Size) (cpu float64, memMiB int) {
+	w := b.opts.WorkerSize(worker)
+	cpu = b.opts.ControlPlane.CPU.AsApproximateFloat64() + float64(workers)*w.CPU.AsApproximateFloat64()
+	mem := b.opts.ControlPlane.Memory.Value() + int64(workers)*w.Memory.Value()
 	return cpu, int(mem >> 20)
 }
 

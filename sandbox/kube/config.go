@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -26,6 +27,8 @@ var EnvVars = [][3]string{
 	{"PODPATH_KUBE_NODE_SELECTOR", "", "labels of the lab pool's nodes, key=value separated by commas (kubernetes backend)"},
 	{"PODPATH_KUBE_TOLERATIONS", "", "taints of the lab pool the node Pods tolerate, key=value:Effect or key:Effect separated by commas (kubernetes backend)"},
 	{"PODPATH_KUBE_PRIORITY_CLASS", "", "PriorityClass of the node Pods, so a class's clusters are not preempted (kubernetes backend)"},
+	{"PODPATH_KUBE_CONTROL_PLANE_SIZE", "cpu=1,memory=1536Mi", "requests and limits of each control-plane node Pod (kubernetes backend)"},
+	{"PODPATH_KUBE_WORKER_SIZE", "cpu=500m,memory=768Mi", "requests and limits of each worker node Pod; a lab's cluster.worker may ask for more (kubernetes backend)"},
 }
 
 // OptionsFromEnv reads the backend's settings from the environment (get is
@@ -59,10 +62,44 @@ func OptionsFromEnv(get func(string) string, image string) (Options, error) {
 			o.Tolerations = append(o.Tolerations, tol)
 		}
 	}
+	for _, s := range []struct {
+		key string
+		dst *Resources
+	}{{"PODPATH_KUBE_CONTROL_PLANE_SIZE", &o.ControlPlane}, {"PODPATH_KUBE_WORKER_SIZE", &o.Worker}} {
+		if v := get(s.key); v != "" {
+			r, err := ParseResources(v)
+			if err != nil {
+				return o, fmt.Errorf("%s: %w", s.key, err)
+			}
+			*s.dst = r
+		}
+	}
 	if err := o.Validate(); err != nil {
 		return o, err
 	}
 	return o, nil
+}
+
+// ParseResources reads a node Pod's size, "cpu=900m,memory=1536Mi"; a
+// part left out keeps the default.
+func ParseResources(s string) (Resources, error) {
+	var r Resources
+	for _, part := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		q, err := resource.ParseQuantity(strings.TrimSpace(v))
+		if !ok || err != nil || q.Sign() <= 0 {
+			return r, fmt.Errorf("%q: write cpu=AMOUNT,memory=AMOUNT as Kubernetes writes them (cpu=900m,memory=1536Mi)", s)
+		}
+		switch strings.TrimSpace(k) {
+		case "cpu":
+			r.CPU = q
+		case "memory":
+			r.Memory = q
+		default:
+			return r, fmt.Errorf("%q: %q is neither cpu nor memory", s, k)
+		}
+	}
+	return r, nil
 }
 
 // ParseToleration reads a toleration as a taint is written to kubectl

@@ -39,6 +39,19 @@ func TestOptionsFromEnv(t *testing.T) {
 		t.Errorf("tolerations %+v, want %+v", o.Tolerations, want)
 	}
 
+	// Node Pod sizes: a part left out keeps its default.
+	o, err = OptionsFromEnv(env(map[string]string{
+		"PODPATH_KUBE_CONTROL_PLANE_SIZE": "cpu=900m",
+		"PODPATH_KUBE_WORKER_SIZE":        "cpu=400m, memory=1Gi",
+	}), "img")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := o.withDefaults()
+	if d.ControlPlane.CPU.String() != "900m" || d.ControlPlane.Memory.String() != "1536Mi" || d.Worker.CPU.String() != "400m" || d.Worker.Memory.String() != "1Gi" {
+		t.Errorf("sizes: control plane %s/%s, worker %s/%s", d.ControlPlane.CPU.String(), d.ControlPlane.Memory.String(), d.Worker.CPU.String(), d.Worker.Memory.String())
+	}
+
 	// Each bad value is refused with the variable that holds it.
 	for v, bad := range map[string]map[string]string{
 		"PODPATH_KUBE_NODE_SELECTOR": {"PODPATH_KUBE_NODE_SELECTOR": "pool"},
@@ -46,6 +59,8 @@ func TestOptionsFromEnv(t *testing.T) {
 		"NoSchedule":                 {"PODPATH_KUBE_TOLERATIONS": "pool=labs:Never"},
 		"lab namespace":              {"PODPATH_KUBE_NAMESPACE": "Labs_1"},
 		"installation":               {"PODPATH_KUBE_INSTALLATION": "two words"},
+		"PODPATH_KUBE_WORKER_SIZE":   {"PODPATH_KUBE_WORKER_SIZE": "cpu=lots"},
+		"neither cpu nor memory":     {"PODPATH_KUBE_CONTROL_PLANE_SIZE": "cpu=1,disk=1Gi"},
 	} {
 		if _, err := OptionsFromEnv(env(bad), "img"); err == nil || !strings.Contains(err.Error(), v) {
 			t.Errorf("%v: %v, want an error naming %s", bad, err, v)

@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/podpath/podpath/internal/names"
+	"github.com/podpath/podpath/sandbox"
 )
 
 // Labels on every object the backend writes.
@@ -138,6 +139,19 @@ func (o Options) Validate() error {
 		return fmt.Errorf("kubernetes sandbox settings: %s", strings.Join(bad, "; "))
 	}
 	return nil
+}
+
+// WorkerSize is a worker Pod's size for a lab that asks for at least s:
+// the larger of the configured worker size and s, CPU and memory each.
+func (o Options) WorkerSize(s sandbox.Size) Resources {
+	w := o.withDefaults().Worker
+	if cpu := resource.NewMilliQuantity(s.MilliCPU, resource.DecimalSI); cpu.Cmp(w.CPU) > 0 {
+		w.CPU = *cpu
+	}
+	if mem := resource.NewQuantity(s.MemoryMiB<<20, resource.BinarySI); mem.Cmp(w.Memory) > 0 {
+		w.Memory = *mem
+	}
+	return w
 }
 
 // PodName is the name of a sandbox's node Pod: "<sandbox>-<alias>".

@@ -6,6 +6,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podpath/podpath/sandbox"
 )
 
 func labNode(name, cpu, mem string, unschedulable bool) corev1.Node {
@@ -74,5 +76,31 @@ func TestUnschedulable(t *testing.T) {
 	}
 	if _, ok := unschedulable(&corev1.Pod{Spec: corev1.PodSpec{NodeName: "w1"}}); ok {
 		t.Fatal("a scheduled Pod counted as unschedulable")
+	}
+}
+
+// A lab's worker size makes worker Pods larger, never smaller than the
+// configured size, and the cost the capacity model counts follows.
+func TestWorkerSize(t *testing.T) {
+	o := testOptions()
+	w := o.WorkerSize(sandbox.Size{MemoryMiB: 4096, MilliCPU: 250})
+	if w.CPU.String() != "500m" || w.Memory.String() != "4Gi" {
+		t.Fatalf("worker of at least 250m and 4096 MiB: %s, %s; want 500m (the default is larger) and 4Gi", w.CPU.String(), w.Memory.String())
+	}
+	o.Worker = w
+	p := o.WorkerPod("lab-1", 1, "10.0.0.1")
+	var node *corev1.Container
+	for i := range p.Spec.Containers {
+		node = &p.Spec.Containers[i]
+	}
+	if got := node.Resources.Limits.Memory().String(); got != "4Gi" || node.Resources.Requests.Memory().String() != "4Gi" {
+		t.Fatalf("the worker Pod's memory: limit %s, request %s; want 4Gi both", got, node.Resources.Requests.Memory().String())
+	}
+	b := &Backend{opts: testOptions().withDefaults()}
+	if cpu, mem := b.ClusterCost(2, sandbox.Size{MemoryMiB: 4096}); cpu != 2 || mem != 1536+2*4096 {
+		t.Fatalf("cost of two 4 GiB workers: %v cores, %d MiB; want 2 and %d", cpu, mem, 1536+2*4096)
+	}
+	if cpu, mem := b.ClusterCost(1, sandbox.Size{}); cpu != 1.5 || mem != 2304 {
+		t.Fatalf("cost of a default seat: %v cores, %d MiB", cpu, mem)
 	}
 }
