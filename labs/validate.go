@@ -201,6 +201,9 @@ func (v *validator) step(i int, s *Step, seen map[string]int) {
 		}
 		s.Body[lang] = string(b)
 		v.markdown(name, string(b))
+		if v.lab.Challenge {
+			v.noCommands(name, string(b))
+		}
 	}
 	if len(s.Checks) == 0 {
 		v.at(append(where, "checks"), "step %s needs at least one check", s.ID)
@@ -574,6 +577,30 @@ func (v *validator) markdown(name, body string) {
 	}
 	if err := t.Execute(io.Discard, SampleData(v.lab)); err != nil {
 		v.problems = append(v.problems, Problem{File: v.display(name), Message: templateMessage(err)})
+	}
+}
+
+// noCommands refuses a command block in a challenge's text: a challenge
+// gives the goal and lets the learner find the commands (fences for
+// output, like ```text, are fine).
+func (v *validator) noCommands(name, body string) {
+	inFence := false
+	for i, line := range strings.Split(body, "\n") {
+		t := strings.TrimSpace(line)
+		if !strings.HasPrefix(t, "```") && !strings.HasPrefix(t, "~~~") {
+			continue
+		}
+		if inFence {
+			inFence = false
+			continue
+		}
+		inFence = true
+		lang, _, _ := strings.Cut(strings.TrimSpace(t[3:]), " ")
+		switch lang {
+		case "", "bash", "sh", "shell", "console", "zsh":
+			v.problems = append(v.problems, Problem{File: v.display(name), Line: i + 1,
+				Message: fmt.Sprintf("a challenge's text gives the goal, not the commands: this %q block is one to run (write what to reach in prose; a command may go in a later hint; output may stay in a ```text block)", t)})
+		}
 	}
 }
 

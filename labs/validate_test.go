@@ -656,3 +656,30 @@ func TestWorkerSize(t *testing.T) {
 		t.Errorf("a worker size with no workers: %v", ps)
 	}
 }
+
+// A challenge's text names the goal, not the commands: a block to run is
+// refused with what to do instead, output blocks are fine, and a guided
+// lab may have all the commands it likes.
+func TestChallengeTextHasNoCommands(t *testing.T) {
+	fs := labFS(edit(t, validLab, "level: beginner", "level: beginner\nchallenge: true"))
+	const step = "lab/steps/first.en.md"
+	fs[step] = &fstest.MapFile{Data: []byte("Make node01 Ready again.\n\n```text\nNotReady\n```\n\n```bash node01\nsystemctl restart kubelet\n```\n")}
+	ps := problems(t, fs)
+	found := 0
+	for _, p := range ps {
+		if strings.Contains(p.Message, "a challenge's text gives the goal, not the commands") {
+			found++
+			if p.Line != 7 {
+				t.Errorf("the command block reported at line %d, want 7", p.Line)
+			}
+		}
+	}
+	if found != 1 {
+		t.Fatalf("%d command-block problems, want 1 (the bash block, not the text one):\n%v", found, ps)
+	}
+	fs = labFS(validLab)
+	fs[step] = &fstest.MapFile{Data: []byte("```bash node01\nsystemctl restart kubelet\n```\n")}
+	if ps := problems(t, fs); len(ps) != 0 {
+		t.Fatalf("a guided lab's command block: %v", ps)
+	}
+}

@@ -151,14 +151,16 @@ func lang(c echo.Context) string {
 
 // LabView is a lab as the API shows it.
 type LabView struct {
-	ID      string     `json:"id"`
-	Order   int        `json:"order"`
-	Title   string     `json:"title"`
-	Summary string     `json:"summary"`
-	Level   string     `json:"level"`
-	Minutes int        `json:"minutes"`
-	Workers int        `json:"workers"`
-	Steps   []StepBase `json:"steps"`
+	ID      string `json:"id"`
+	Order   int    `json:"order"`
+	Title   string `json:"title"`
+	Summary string `json:"summary"`
+	Level   string `json:"level"`
+	Minutes int    `json:"minutes"`
+	Workers int    `json:"workers"`
+	// Challenge: the lab starts in challenge mode only.
+	Challenge bool       `json:"challenge,omitempty"`
+	Steps     []StepBase `json:"steps"`
 }
 
 // StepBase names a step and the layers it touches.
@@ -169,7 +171,7 @@ type StepBase struct {
 }
 
 func labView(l *labs.Lab, lg string) LabView {
-	v := LabView{ID: l.ID, Order: l.Order, Title: l.Title.In(lg), Summary: l.Summary.In(lg), Level: l.Level, Minutes: l.Minutes, Workers: l.Cluster.Workers}
+	v := LabView{ID: l.ID, Order: l.Order, Title: l.Title.In(lg), Summary: l.Summary.In(lg), Level: l.Level, Minutes: l.Minutes, Workers: l.Cluster.Workers, Challenge: l.Challenge}
 	for _, st := range l.Steps {
 		v.Steps = append(v.Steps, StepBase{ID: st.ID, Title: st.Title.In(lg), Layers: st.Layers})
 	}

@@ -28,6 +28,8 @@ type NextLabView struct {
 	Order   int    `json:"order"`
 	Title   string `json:"title"`
 	Summary string `json:"summary"`
+	// Challenge: it starts in challenge mode only.
+	Challenge bool `json:"challenge,omitempty"`
 }
 
 // labSummary shows the end of lab l (progress.Summarize) for a session
@@ -58,5 +60,5 @@ func stepBases(steps []*labs.Step, lg string) []StepBase {
 }
 
 func nextLabView(l *labs.Lab, lg string) *NextLabView {
-	return &NextLabView{ID: l.ID, Order: l.Order, Title: l.Title.In(lg), Summary: l.Summary.In(lg)}
+	return &NextLabView{ID: l.ID, Order: l.Order, Title: l.Title.In(lg), Summary: l.Summary.In(lg), Challenge: l.Challenge}
 }

@@ -535,6 +535,9 @@ func (e *Engine) Start(ctx context.Context, userID int64, lab *labs.Lab, opts ..
 	for _, o := range opts {
 		o(&sc)
 	}
+	if lab.Challenge { // a challenge has no guided mode
+		sc.n.Mode = store.ModeChallenge
+	}
 	n := &sc.n
 	// The session it replaces stops in memory first (provisioning in
 	// flight is cancelled) and goes on if the start fails.

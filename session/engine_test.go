@@ -507,6 +507,23 @@ func TestStartMode(t *testing.T) {
 	}
 }
 
+// A challenge lab has no guided mode: it starts as a challenge whatever
+// the start asks for.
+func TestChallengeLabStartsAsChallenge(t *testing.T) {
+	r := newRig(t)
+	r.open()
+	challengeLab := &labs.Lab{ID: "c", Challenge: true, Cluster: labs.Cluster{Workers: 1}, Steps: []labs.Step{{ID: "one"}}}
+	for _, opts := range [][]session.StartOption{nil, {session.WithMode(store.ModeGuided)}} {
+		s, err := r.eng.Start(context.Background(), r.user(), challengeLab, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Mode != store.ModeChallenge {
+			t.Fatalf("a challenge lab started in %q mode", s.Mode)
+		}
+	}
+}
+
 // A start that replaces a session (an instructor's reset) is one
 // transaction with the old session's end and what Within writes: when
 // Within fails, the old session is still active and its cluster ready and
