@@ -49,11 +49,11 @@ type Lab struct {
 	Summary Text   `yaml:"summary" json:"summary"`
 	// Takeaways are what the learner should leave with, one per line (two
 	// or three), shown at the lab's end. Built-in labs must have them.
-	Takeaways Text   `yaml:"takeaways,omitempty" json:"takeaways,omitempty"`
+	Takeaways Text `yaml:"takeaways,omitempty" json:"takeaways,omitempty"`
 	// Challenge makes the lab a troubleshooting challenge: it starts in
 	// challenge mode only, and its texts give a goal, not a recipe (labs
 	// validate refuses a command block in them; hints may name commands).
-	Challenge bool `yaml:"challenge,omitempty" json:"challenge,omitempty"`
+	Challenge bool   `yaml:"challenge,omitempty" json:"challenge,omitempty"`
 	Level     string `yaml:"level" json:"level"`
 	Minutes   int    `yaml:"minutes" json:"minutes"`
 	// Order places the lab in the track; labs sort by it.
