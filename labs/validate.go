@@ -466,7 +466,13 @@ func (v *validator) matcher(where []any, m *Matcher, j judged) {
 		}
 	}
 	if m.Quantity != "" {
-		if _, err := resource.ParseQuantity(strings.TrimSpace(m.Quantity)); err != nil {
+		// A quantity of the session's values ({{ .Values.mem }}Mi) is
+		// judged as a sample session fills it.
+		q, ferr := expand("quantity", m.Quantity, SampleData(v.lab))
+		if ferr != nil {
+			q = m.Quantity
+		}
+		if _, err := resource.ParseQuantity(strings.TrimSpace(q)); err != nil {
 			v.at(append(where, "quantity"), "quantity %q is not a Kubernetes quantity; write it as in a Pod's resources: 128Mi, 1Gi, 250m, 0.5, 2", m.Quantity)
 		}
 	}

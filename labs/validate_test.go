@@ -524,6 +524,10 @@ func TestQuantityMatcherLint(t *testing.T) {
 			&want{18, "steps[0].checks[0].expect.quantity", `quantity "128 MiB" is not a Kubernetes quantity`}},
 		{"quantity and equals", validLab, []string{"expect: {equals: Running}", `expect: {equals: Running, quantity: 1Gi}`},
 			&want{18, "steps[0].checks[0].expect", "expect sets equals and quantity; set exactly one"}},
+		// A quantity of the session's values is judged as a session fills it.
+		{"quantity of a value", validLab, []string{"  workers: 1\n", "  workers: 1\nvalues:\n  - {name: mem, oneOf: [\"48\", \"56\"]}\n", "expect: {equals: Running}", `expect: {quantity: "{{ .Values.mem }}Mi"}`}, nil},
+		{"quantity of a value, not a quantity", validLab, []string{"  workers: 1\n", "  workers: 1\nvalues:\n  - {name: mem, oneOf: [\"48\", \"56\"]}\n", "expect: {equals: Running}", `expect: {quantity: "{{ .Values.mem }} MiB"}`},
+			&want{0, "steps[0].checks[0].expect.quantity", `is not a Kubernetes quantity`}},
 	})
 }
 
