@@ -31,15 +31,28 @@ func TestBuiltinTrack(t *testing.T) {
 			t.Errorf("description in %s is too short: %q", lang, tr.Description[lang])
 		}
 	}
-	var want []string
+	// Every guided lab is on the path, in order; every challenge is in the
+	// troubleshooting track, in order.
+	var guided, challenges []string
 	for _, l := range all { // Builtin sorts by order
-		want = append(want, l.ID)
+		if l.Challenge {
+			challenges = append(challenges, l.ID)
+		} else {
+			guided = append(guided, l.ID)
+		}
 	}
-	if !slices.Equal(tr.Labs, want) {
-		t.Errorf("track labs\n %v\nwant every built-in lab in order:\n %v", tr.Labs, want)
+	if !slices.Equal(tr.Labs, guided) {
+		t.Errorf("track labs\n %v\nwant every guided built-in lab in order:\n %v", tr.Labs, guided)
 	}
 	if tr.File != "labs/builtin/00-track-from-yaml-to-process/track.yaml" {
 		t.Errorf("file %q", tr.File)
+	}
+	ts := FindTrack(tracks, "troubleshooting")
+	if ts == nil {
+		t.Fatal("no built-in track troubleshooting")
+	}
+	if len(challenges) < 6 || !slices.Equal(ts.Labs, challenges) {
+		t.Errorf("troubleshooting track labs\n %v\nwant every challenge (at least six) in order:\n %v", ts.Labs, challenges)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/podpath/podpath/internal/fakesandbox"
 	"github.com/podpath/podpath/internal/testenv"
 	"github.com/podpath/podpath/labs"
+	"github.com/podpath/podpath/server"
 	"github.com/podpath/podpath/store"
 )
 
@@ -145,4 +146,86 @@ func mustUser(t *testing.T, e *env, email string) int64 {
 		t.Fatal(err)
 	}
 	return u.ID
+}
+
+// TestChallengeLabInBrowser opens a troubleshooting challenge as a learner
+// in a real headless Chromium: its card offers only the challenge Start,
+// the session is a challenge whatever the form says, and the step's text
+// has no command at all (no block to run, none behind "show me"). Then
+// every built-in challenge's steps, as the API renders them, have none
+// either. The sandbox is a fake: no cluster.
+func TestChallengeLabInBrowser(t *testing.T) {
+	if _, err := browser.Path(); err != nil {
+		testenv.Missing(t, "Chromium (apt-get install -y chromium)")
+	}
+	e := startServer(t, testConfig(testenv.Postgres(t)), fakesandbox.New())
+	ctx, cancel, err := browser.New(context.Background(), 1366, 820)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cancel()
+	ctx, stop := context.WithTimeout(ctx, 3*time.Minute)
+	defer stop()
+	eval := func(expr string) bool {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		return v
+	}
+	const card = `.lab-card[data-lab="node-not-ready"]`
+	do(ctx, t,
+		chromedp.Navigate(e.url+"/signup"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), "troubleshooter@example.com"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), "a good password"),
+		chromedp.Submit(chromedp.CSS(`input[name=password]`)),
+		chromedp.WaitVisible(chromedp.CSS(card+` button.start-challenge`)),
+	)
+	if eval(`document.querySelector('` + card + ` button[value="guided"]') !== null`) {
+		t.Error("a challenge's card offers the guided Start")
+	}
+	do(ctx, t, chromedp.Click(chromedp.CSS(card+` button.start-challenge`)))
+	poll(ctx, t, "the lab page", `location.pathname.startsWith("/sessions/")`, 30*time.Second)
+	path, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname`))
+	id, err := uuid.Parse(strings.TrimPrefix(path, "/sessions/"))
+	if err != nil {
+		t.Fatalf("lab page %s: %v", path, err)
+	}
+	if sess, err := e.store.LabSession(context.Background(), id); err != nil || sess.Mode != store.ModeChallenge || sess.LabID != "node-not-ready" {
+		t.Fatalf("the session the challenge's Start made: %+v %v", sess, err)
+	}
+	poll(ctx, t, "the step's text", `document.querySelector("#step-body") && document.querySelector("#step-body").textContent.trim().length > 40`, 30*time.Second)
+	if eval(`document.querySelectorAll("#step-body pre code.language-bash, #step-body details.show-me, .code-run").length > 0`) {
+		body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#step-body").innerHTML`))
+		t.Errorf("the challenge's step text has a command:\n%s", body)
+	}
+	if !eval(`document.querySelector("#mode").dataset.mode === "challenge"`) {
+		t.Error("the lab page does not say it is a challenge")
+	}
+	shot(ctx, t, "troubleshooting-challenge")
+
+	// Every challenge's steps, rendered for a session in challenge mode.
+	all, _ := labs.Builtin()
+	n := 0
+	for _, l := range all {
+		if !l.Challenge {
+			continue
+		}
+		n++
+		for _, st := range l.Steps {
+			for _, lg := range labs.Languages {
+				html, err := server.RenderStepForTest(l, st.ID, lg)
+				if err != nil {
+					t.Fatalf("%s/%s (%s): %v", l.ID, st.ID, lg, err)
+				}
+				if strings.Contains(html, "show-me") || strings.Contains(html, "language-bash") || strings.Contains(html, "code-run") {
+					t.Errorf("%s step %s (%s) has a command:\n%s", l.ID, st.ID, lg, html)
+				}
+			}
+		}
+	}
+	if n < 6 {
+		t.Errorf("%d built-in challenges, want at least six", n)
+	}
 }
