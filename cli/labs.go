@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/podpath/podpath/labs"
 	"github.com/podpath/podpath/labtest"
+	"github.com/podpath/podpath/sandbox/kube"
 )
 
 func labsCmd() *cobra.Command {
@@ -101,6 +103,9 @@ the PODPATH_KUBE* settings of docs/KUBERNETES.md), so the labs are proven where 
 					chosen = append(chosen, l)
 				}
 			}
+			// client-go's own error lines (a probe while a lab has the
+			// API server down) would land among the results.
+			kube.RouteKlog(slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelInfo})))
 			// The backend PODPATH_SANDBOX names: labs are proven on the
 			// Kubernetes backend the same way (docs/KUBERNETES.md).
 			_, clusters, err := openBackend("", nil)

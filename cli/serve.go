@@ -30,6 +30,7 @@ func serveCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := newLogger(logLevel)
+			kube.RouteKlog(log) // the Docker backend's clients too
 			ctx := cmd.Context()
 			if err := cfg.Validate(); err != nil {
 				return err

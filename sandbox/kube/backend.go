@@ -55,7 +55,7 @@ func New(cfg *rest.Config, opts Options, log *slog.Logger) (*Backend, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	routeKlog(log)
+	RouteKlog(log)
 	cfg = rest.CopyConfig(cfg)
 	if cfg.QPS == 0 {
 		cfg.QPS, cfg.Burst = 50, 100
