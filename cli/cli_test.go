@@ -72,7 +72,8 @@ func TestLabsValidate(t *testing.T) {
 // labs checked against the built-in labs and the folder's.
 func TestLabsValidateTracks(t *testing.T) {
 	out, errOut, code := podpath(t, nil, "labs", "validate")
-	if code != 0 || !strings.Contains(out, "1 tracks: no problems") || !strings.Contains(out, "track from-yaml-to-process (labs/builtin/00-track-from-yaml-to-process/track.yaml): yaml-to-process, scheduler,") {
+	if code != 0 || !strings.Contains(out, "2 tracks: no problems") || !strings.Contains(out, "track from-yaml-to-process (labs/builtin/00-track-from-yaml-to-process/track.yaml): yaml-to-process, scheduler,") ||
+		!strings.Contains(out, "track troubleshooting (labs/builtin/00-track-troubleshooting/track.yaml): node-not-ready,") {
 		t.Errorf("built-in tracks: %d %s %s", code, out, errOut)
 	}
 	dir := t.TempDir()

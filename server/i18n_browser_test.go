@@ -31,6 +31,7 @@ var englishAllowed = strings.Fields(`
 	hosts KUBE-SEP iptables RunPodSandbox nginx localhost journalctl IPC UTS veth pair
 	apply describe nodeSelector shareProcessNamespace oom_score_adj memory-pressure
 	Running Unknown BestEffort Burstable Guaranteed REJECT
+	inotify runp shop connection refused
 `)
 
 // labTextToFix are words of the built-in labs' Chinese texts (labs/, whose

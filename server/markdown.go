@@ -37,8 +37,10 @@ func newMarkdown() *markdown {
 	for _, mode := range store.Modes {
 		for _, lg := range labs.Languages {
 			cr := codeRenderer{challenge: mode == store.ModeChallenge, showMe: translate("showme", lg)}
+			// CJK: a soft line break between two Chinese characters is
+			// dropped, not shown as a space (the texts are hard-wrapped).
 			m.md[mode+"/"+lg] = goldmark.New(
-				goldmark.WithExtensions(extension.GFM),
+				goldmark.WithExtensions(extension.GFM, extension.NewCJK(extension.WithEastAsianLineBreaks())),
 				goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(cr, 100))),
 			)
 		}

@@ -144,6 +144,9 @@ type trackCard struct {
 	// button to its next lab.
 	Count, NextLabel string
 	Active           bool // the learner's active session is of the next lab
+	// NextMode is the mode the next lab starts in: challenge for a
+	// troubleshooting challenge, else guided.
+	NextMode string
 }
 
 func (s *Server) trackCards(c echo.Context, active *store.LabSession) ([]trackCard, error) {
@@ -159,10 +162,14 @@ func (s *Server) trackCards(c echo.Context, active *store.LabSession) ([]trackCa
 		}
 		card := trackCard{Track: v, Active: active != nil && v.Next != "" && active.LabID == v.Next,
 			Count: strings.NewReplacer("{done}", fmt.Sprint(v.Completed), "{total}", fmt.Sprint(v.Total)).Replace(translate("trackcount", lg))}
+		card.NextMode = store.ModeGuided
 		for _, l := range v.Labs {
 			if l.ID == v.Next {
 				card.NextLabel = strings.ReplaceAll(translate("tracknext", lg), "{lab}", l.Title)
 			}
+		}
+		if l := labs.Find(s.labs, v.Next); l != nil && l.Challenge {
+			card.NextMode = store.ModeChallenge
 		}
 		cards = append(cards, card)
 	}

@@ -37,7 +37,8 @@ func TestTracksProgress(t *testing.T) {
 		r := c.do("GET", "/api/tracks"+query, nil)
 		var out []trackJSON
 		r.json(t, &out)
-		if r.status != 200 || len(out) != 1 {
+		// The path, then the troubleshooting challenges.
+		if r.status != 200 || len(out) != 2 || out[1].ID != "troubleshooting" || out[1].Total < 6 {
 			t.Fatalf("GET /api/tracks: %d %s", r.status, r.body)
 		}
 		var one trackJSON
@@ -62,10 +63,10 @@ func TestTracksProgress(t *testing.T) {
 
 	tr := tracks(anon, "")
 	if tr.ID != "from-yaml-to-process" || tr.Title != "From YAML to a process" || !strings.Contains(tr.Description, "scheduler") ||
-		tr.Total != 13 || len(tr.Labs) != 13 || tr.Completed != 0 || tr.Next != "yaml-to-process" || state(tr) != "" {
+		tr.Total != 14 || len(tr.Labs) != 14 || tr.Completed != 0 || tr.Next != "yaml-to-process" || state(tr) != "" {
 		t.Fatalf("anonymous track: %+v", tr)
 	}
-	if tr.Labs[0].ID != "yaml-to-process" || tr.Labs[1].ID != "scheduler" || tr.Labs[12].ID != "eviction" || tr.Labs[1].Title == "" {
+	if tr.Labs[0].ID != "yaml-to-process" || tr.Labs[1].ID != "scheduler" || tr.Labs[13].ID != "be-the-kubelet" || tr.Labs[1].Title == "" {
 		t.Errorf("labs out of order: %+v", tr.Labs)
 	}
 	if zh := tracks(anon, "?lang=zh"); zh.Title != "从 YAML 到进程" || !strings.Contains(zh.Description, "调度器") {
@@ -126,7 +127,7 @@ func TestTracksProgress(t *testing.T) {
 	section := regexp.MustCompile(`(?s)<section class="tracks".*?</section>`).FindString(home)
 	for _, want := range []string{
 		`<li class="track-card" data-track="from-yaml-to-process">`, "<h3>From YAML to a process</h3>",
-		`<progress max="13" value="1"`, "1 of 13 labs done",
+		`<progress max="14" value="1"`, "1 of 14 labs done",
 		`<form method="post" action="/labs/scheduler/start" class="start-form"><input type="hidden" name="csrf" value="`,
 		`name="mode" value="guided">Next: ` + schedulerTitle + `</button>`,
 	} {
@@ -137,7 +138,7 @@ func TestTracksProgress(t *testing.T) {
 	if i, j := strings.Index(home, `class="tracks"`), strings.Index(home, `class="labs"`); i < 0 || j < i {
 		t.Errorf("the tracks are not above the lab list (%d, %d)", i, j)
 	}
-	if _, zh := c.page("/?lang=zh"); !strings.Contains(zh, "已完成 1/13 个实验") || !strings.Contains(zh, "学习路线") {
+	if _, zh := c.page("/?lang=zh"); !strings.Contains(zh, "已完成 1/14 个实验") || !strings.Contains(zh, "学习路线") {
 		t.Errorf("Chinese home page lacks the track's progress")
 	}
 	// The button starts the lab (the fake sandbox needs no cluster).
@@ -160,7 +161,11 @@ func TestTracksProgress(t *testing.T) {
 
 	// Signed out: the same track with nothing done, and the button signs in.
 	_, home = anon.page("/")
-	if !strings.Contains(home, "0 of 13 labs done") || !strings.Contains(home, `<a class="button track-next" href="/login?next=/">Next: From YAML to a process</a>`) {
+	// The troubleshooting track's button starts its first challenge as one.
+	if !strings.Contains(section, `<li class="track-card" data-track="troubleshooting">`) || !strings.Contains(section, `action="/labs/node-not-ready/start"`) || !regexp.MustCompile(`name="mode" value="challenge">Next: node01 will not come back</button>`).MatchString(section) {
+		t.Errorf("home page's troubleshooting track:\n%s", section)
+	}
+	if !strings.Contains(home, "0 of 14 labs done") || !strings.Contains(home, `<a class="button track-next" href="/login?next=/">Next: From YAML to a process</a>`) {
 		t.Errorf("signed-out home page's tracks:\n%s", regexp.MustCompile(`(?s)<section class="tracks".*?</section>`).FindString(home))
 	}
 }
