@@ -108,7 +108,7 @@ func TestTeamsInBrowser(t *testing.T) {
 	do(member, t, chromedp.Click(chromedp.CSS(`#invite-btn`)))
 	poll(member, t, "assigned work", `document.querySelector('#assigned .assignment[data-ref="from-yaml-to-process"]') !== null`, 20*time.Second)
 	card, _ := chromedp.Run(member, chromedp.Text(chromedp.CSS(`#assigned`)))
-	if !strings.Contains(card, "From YAML to a process") || !strings.Contains(card, "due "+due) || !strings.Contains(card, "0/13") {
+	if !strings.Contains(card, "From YAML to a process") || !strings.Contains(card, "due "+due) || !strings.Contains(card, "0/14") {
 		t.Errorf("Assigned to you: %q", card)
 	}
 	shot(member, t, "team-assigned")
