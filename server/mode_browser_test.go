@@ -155,25 +155,9 @@ func mustUser(t *testing.T, e *env, email string) int64 {
 // every built-in challenge's steps, as the API renders them, have none
 // either. The sandbox is a fake: no cluster.
 func TestChallengeLabInBrowser(t *testing.T) {
-	if _, err := browser.Path(); err != nil {
-		testenv.Missing(t, "Chromium (apt-get install -y chromium)")
-	}
+	ctx := newBrowser(t, 1366, 820, 3*time.Minute)
 	e := startServer(t, testConfig(testenv.Postgres(t)), fakesandbox.New())
-	ctx, cancel, err := browser.New(context.Background(), 1366, 820)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cancel()
-	ctx, stop := context.WithTimeout(ctx, 3*time.Minute)
-	defer stop()
-	eval := func(expr string) bool {
-		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
-		if err != nil {
-			t.Fatalf("%s: %v", expr, err)
-		}
-		return v
-	}
+	eval := func(expr string) bool { t.Helper(); return evalBool(ctx, t, expr) }
 	const card = `.lab-card[data-lab="node-not-ready"]`
 	do(ctx, t,
 		chromedp.Navigate(e.url+"/signup"),
