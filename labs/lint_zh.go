@@ -484,30 +484,10 @@ func cutFrom(known []string, w string, start bool) string {
 }
 
 // hanRun is the length in bytes of the Chinese characters s starts with.
-func hanRun(s string) int {
-	n := 0
-	for n < len(s) {
-		r, size := utf8.DecodeRuneInString(s[n:])
-		if !isHan(r) {
-			break
-		}
-		n += size
-	}
-	return n
-}
+func hanRun(s string) int { return len(s) - len(strings.TrimLeftFunc(s, isHan)) }
 
 // hanRunBefore is the length in bytes of the Chinese characters s ends with.
-func hanRunBefore(s string) int {
-	n := 0
-	for n < len(s) {
-		r, size := utf8.DecodeLastRuneInString(s[:len(s)-n])
-		if !isHan(r) {
-			break
-		}
-		n += size
-	}
-	return n
-}
+func hanRunBefore(s string) int { return len(s) - len(strings.TrimRightFunc(s, isHan)) }
 
 // wordRun is the length of the letters and digits s starts with.
 func wordRun(s string) int {
