@@ -173,7 +173,12 @@ type StepBase struct {
 func labView(l *labs.Lab, lg string) LabView {
 	v := LabView{ID: l.ID, Order: l.Order, Title: l.Title.In(lg), Summary: l.Summary.In(lg), Level: l.Level, Minutes: l.Minutes, Workers: l.Cluster.Workers, Challenge: l.Challenge}
 	for _, st := range l.Steps {
-		v.Steps = append(v.Steps, StepBase{ID: st.ID, Title: st.Title.In(lg), Layers: st.Layers})
+		b := StepBase{ID: st.ID, Title: st.Title.In(lg), Layers: st.Layers}
+		if l.Challenge {
+			// A challenge's layers would name the fault before it is found.
+			b.Layers = []string{}
+		}
+		v.Steps = append(v.Steps, b)
 	}
 	return v
 }

@@ -87,6 +87,28 @@ func TestChallengeModeInBrowser(t *testing.T) {
 	}
 	shot(ctx, t, "challenge")
 
+	// The path diagram points at no layer before the step is passed, and a
+	// failed check's hint waits behind a closed "Show a hint". (The fake's
+	// commands print nothing and exit 0, so the scheduler's manifest
+	// "exists" and the first check fails with its first hint.)
+	if eval(`document.querySelectorAll(".layer.on").length > 0`) {
+		t.Error("the path diagram lights a layer of a pending challenge step")
+	}
+	do(ctx, t, chromedp.Click(chromedp.CSS(`#check-btn`)))
+	poll(ctx, t, "the check's result", `document.querySelectorAll("#results li.result.failed").length > 0 && !document.querySelector("#check-btn").disabled`, 2*time.Minute)
+	if !eval(`(() => { const d = document.querySelector("#results details.hint"); return d !== null && !d.open && d.querySelector("summary").textContent === "Show a hint" && !d.querySelector(".feedback").checkVisibility(); })()`) {
+		html, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#results").outerHTML`))
+		t.Errorf("a failed check's hint is not behind a closed Show a hint:\n%s", html)
+	}
+	if eval(`[...document.querySelectorAll("#results details.hint .feedback")].some((f) => f.checkVisibility())`) {
+		t.Error("a hint shows before it is asked for")
+	}
+	shot(ctx, t, "challenge-hint-closed")
+	if !eval(`(document.querySelector("#results details.hint summary").click(), true)`) {
+		t.Fatal("no Show a hint to click")
+	}
+	poll(ctx, t, "the hint shown", `document.querySelector("#results details.hint .feedback").checkVisibility() && document.querySelector("#results details.hint .feedback").textContent.length > 20`, 5*time.Second)
+
 	// The end of the lab: three steps passed, three skipped.
 	all, _ := labs.Builtin()
 	lab := labs.Find(all, "yaml-to-process")

@@ -221,3 +221,108 @@ func TestLabEndSummary(t *testing.T) {
 		t.Error("the lab page carries the takeaways in its HTML")
 	}
 }
+
+// In challenge mode the path diagram must not point at the fault: a step's
+// layers are left out of the session, the step and a challenge lab's
+// catalog entry until the step is passed or skipped; guided sessions and
+// guided labs keep them. Attempts are recorded in the store: no cluster.
+func TestChallengeHidesLayers(t *testing.T) {
+	e := startServer(t, testConfig(testenv.Postgres(t)), fakesandbox.New())
+	c := newClient(t, e.url)
+	userID := c.signup("layers@example.com")
+	all, _ := labs.Builtin()
+	type stepLayers struct {
+		ID     string
+		Status string
+		Layers []string
+	}
+	start := func(labID, mode string) *store.LabSession {
+		t.Helper()
+		id := uuid.New()
+		sess, err := e.store.CreateLabSession(context.Background(), store.NewLabSession{
+			ID: id, UserID: userID, LabID: labID, Mode: mode, Lifetime: time.Hour, IdleTimeout: 30 * time.Minute,
+			SandboxName: "ls-nocluster-" + strings.ReplaceAll(id.String(), "-", "")[:12], Image: "podpath/node:latest", Workers: 1,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sess
+	}
+	steps := func(sess *store.LabSession) map[string]stepLayers {
+		t.Helper()
+		var v struct{ Steps []stepLayers }
+		c.do("GET", "/api/sessions/"+sess.ID.String(), nil).json(t, &v)
+		out := map[string]stepLayers{}
+		for _, s := range v.Steps {
+			out[s.ID] = s
+		}
+		return out
+	}
+	lab := labs.Find(all, "node-not-ready")
+	if lab == nil || !lab.Challenge || len(lab.Steps[0].Layers) == 0 {
+		t.Fatalf("node-not-ready is not a challenge with layers: %+v", lab)
+	}
+	first, last := lab.Steps[0].ID, lab.Steps[len(lab.Steps)-1].ID
+	sess := start(lab.ID, store.ModeChallenge)
+	got := steps(sess)
+	if l := got[first].Layers; l == nil || len(l) != 0 {
+		t.Errorf("a pending challenge step shows its layers %v (want an empty list)", l)
+	}
+	var step stepLayers
+	c.do("GET", "/api/sessions/"+sess.ID.String()+"/steps/"+first, nil).json(t, &step)
+	if step.Layers == nil || len(step.Layers) != 0 {
+		t.Errorf("the pending step's view shows layers %v", step.Layers)
+	}
+	if err := e.store.RecordAttempt(context.Background(), &store.Attempt{LabSessionID: sess.ID, StepID: first, Kind: store.AttemptCheck, Passed: false, Duration: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if l := steps(sess)[first].Layers; len(l) != 0 {
+		t.Errorf("a failed challenge step shows its layers %v", l)
+	}
+	if err := e.store.RecordAttempt(context.Background(), &store.Attempt{LabSessionID: sess.ID, StepID: first, Kind: store.AttemptCheck, Passed: true, Duration: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	got = steps(sess)
+	if strings.Join(got[first].Layers, ",") != strings.Join(lab.Steps[0].Layers, ",") {
+		t.Errorf("a passed challenge step shows layers %v, want %v", got[first].Layers, lab.Steps[0].Layers)
+	}
+	if first != last && len(got[last].Layers) != 0 {
+		t.Errorf("the next, pending step shows layers %v", got[last].Layers)
+	}
+
+	// The catalog: a challenge lab lists no layers, a guided lab does.
+	var list []struct {
+		ID    string
+		Steps []stepLayers
+	}
+	c.do("GET", "/api/labs", nil).json(t, &list)
+	seen := 0
+	for _, l := range list {
+		switch l.ID {
+		case lab.ID:
+			seen++
+			if len(l.Steps[0].Layers) != 0 {
+				t.Errorf("the catalog shows the challenge's layers %v", l.Steps[0].Layers)
+			}
+		case "scheduler":
+			seen++
+			if len(l.Steps[0].Layers) == 0 {
+				t.Error("the catalog lost a guided lab's layers")
+			}
+		}
+	}
+	if seen != 2 {
+		t.Fatalf("the catalog lacks node-not-ready or scheduler: %d of 2", seen)
+	}
+
+	// A guided session shows its pending steps' layers.
+	if err := e.store.EndLabSession(context.Background(), sess.ID, "user"); err != nil {
+		t.Fatal(err)
+	}
+	guided := start("scheduler", store.ModeGuided)
+	for id, s := range steps(guided) {
+		if len(s.Layers) == 0 {
+			t.Errorf("guided step %s shows no layers", id)
+		}
+	}
+}

@@ -75,12 +75,17 @@ type StepStatus struct {
 }
 
 // stepStatus is a step with its status for this session (pending when it
-// has no attempt yet).
-func stepStatus(st *labs.Step, status store.StepStatus, lg string) StepStatus {
+// has no attempt yet). In challenge mode a step's layers are where the
+// fault is, so they are shown only once the step is passed or skipped: the
+// path diagram lights up after the diagnosis, not before it.
+func stepStatus(st *labs.Step, status store.StepStatus, lg, mode string) StepStatus {
 	ss := StepStatus{StepBase: StepBase{ID: st.ID, Title: st.Title.In(lg), Layers: st.Layers},
 		Status: status.Status, Attempts: status.Attempts, NeedsAnswer: st.NeedsAnswer(), NoSkip: st.NoSkip}
 	if ss.Status == "" {
 		ss.Status = store.StepPending
+	}
+	if mode == store.ModeChallenge && ss.Status != store.StepPassed && ss.Status != store.StepSkipped {
+		ss.Layers = []string{}
 	}
 	if ss.NeedsAnswer {
 		ss.AnswerLabel = st.Answer.In(lg)
@@ -131,7 +136,7 @@ func (s *Server) sessionView(c echo.Context, sess *store.LabSession) (*SessionVi
 	}
 	v.LabTitle = l.Title.In(lg)
 	for i := range l.Steps {
-		v.Steps = append(v.Steps, stepStatus(&l.Steps[i], statuses[l.Steps[i].ID], lg))
+		v.Steps = append(v.Steps, stepStatus(&l.Steps[i], statuses[l.Steps[i].ID], lg, sess.Mode))
 	}
 	steps := progress.FromStatuses(statuses)
 	if cur := progress.Current(l, steps); cur != nil {
@@ -216,7 +221,7 @@ func (s *Server) stepView(c echo.Context, sess *store.LabSession, stepID string)
 	if err != nil {
 		return nil, err
 	}
-	v := &StepView{StepStatus: stepStatus(step, statuses[step.ID], lg), HTML: html}
+	v := &StepView{StepStatus: stepStatus(step, statuses[step.ID], lg, sess.Mode), HTML: html}
 	if a, err := s.store.LastAttempt(ctx, sess.ID, step.ID); err == nil {
 		v.LastAttempt = attemptView(a, lg)
 	} else if !errors.Is(err, store.ErrNotFound) {

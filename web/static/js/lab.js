@@ -431,7 +431,18 @@
         const fb = document.createElement("div");
         fb.className = "feedback";
         fb.textContent = pick(r.feedback);
-        li.appendChild(fb);
+        if (session && session.mode === "challenge" && !r.probeError) {
+          // In a challenge the learner reads the state first; a hint is
+          // there when asked for, behind a closed "Show a hint".
+          const d = document.createElement("details");
+          d.className = "hint";
+          const sum = document.createElement("summary");
+          sum.textContent = T.showhint;
+          d.append(sum, fb);
+          li.appendChild(d);
+        } else {
+          li.appendChild(fb);
+        }
       }
       ul.appendChild(li);
     }
