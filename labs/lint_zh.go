@@ -77,6 +77,7 @@ var zhForms = []zhForm{
 	// Taints and Tolerations are the headings kubectl describe prints,
 	// taints and tolerations the fields (rule 4).
 	{regexp.MustCompile(`\b[Tt]aint\b`), "污点", "a taint is 污点, never Taint", true},
+	{regexp.MustCompile(`\b[Ss]ockets?\b`), "套接字", "a socket is 套接字; containerd.sock is a name", true},
 	{regexp.MustCompile(`\b[Tt]oleration\b`), "容忍度", "a toleration is 容忍度, never Toleration", true},
 	{regexp.MustCompile(`\b[Nn]amespaces?\b`), "命名空间 (a Linux namespace) or 名字空间 (a Kubernetes Namespace)", "rule 6: a Linux namespace is 命名空间 (网络命名空间, PID 命名空间), a Kubernetes Namespace 名字空间", true},
 	{regexp.MustCompile(`名称空间`), "名字空间", "rule 6: a Kubernetes Namespace is 名字空间, a Linux namespace 命名空间", false},

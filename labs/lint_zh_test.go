@@ -114,6 +114,7 @@ func TestLintZh(t *testing.T) {
 		{"交给 runc 的 OCI Runtime Spec", "", `"OCI Runtime Spec" in a Chinese text: write OCI 运行时规范`},
 		{"节点上的 Taint", "", "write 污点"},
 		{"Pod 的 Toleration", "", "write 容忍度"},
+		{"经由 containerd 的 socket 请求", "", `"socket" in a Chinese text: write 套接字`},
 		{"网络 namespace", "", "write 命名空间 (a Linux namespace) or 名字空间"},
 		{"Scheduler 选了节点", "", "write 调度器"},
 		{"Pause 容器没被碰过", "", `"Pause" in a Chinese text: write pause`},
