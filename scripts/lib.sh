@@ -18,7 +18,7 @@ need_root() {
 
 # install_packages installs the Debian packages podpath needs that are missing.
 install_packages() {
-  want="docker.io postgresql debootstrap chromium gcc libc6-dev git curl ca-certificates unzip procps iproute2 jq"
+  want="docker.io postgresql debootstrap chromium gcc libc6-dev libseccomp-dev git curl ca-certificates unzip procps iproute2 jq"
   missing=""
   for p in $want; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -34,14 +34,9 @@ func (b *builder) assembleRootfs(ctx context.Context, root string, in Inputs, bi
 		return fmt.Errorf("copy kind's node files: %w", err)
 	}
 
-	// kind's units and scripts expect upstream's paths; Debian's packages
-	// use others.
-	links := map[string]string{
-		"usr/local/bin/containerd":              "/usr/bin/containerd",
-		"usr/local/bin/containerd-shim-runc-v2": "/usr/bin/containerd-shim-runc-v2",
-		"usr/local/bin/ctr":                     "/usr/bin/ctr",
-		"usr/local/sbin/runc":                   "/usr/sbin/runc",
-	}
+	// kind's units and scripts expect upstream's paths for the CNI plugins;
+	// Debian's package puts them elsewhere.
+	links := map[string]string{}
 	plugins, err := os.ReadDir(filepath.Join(root, "usr/lib/cni"))
 	if err != nil {
 		return fmt.Errorf("CNI plugins: %w", err)
@@ -66,6 +61,17 @@ func (b *builder) assembleRootfs(ctx context.Context, root string, in Inputs, bi
 	if err := installFile(bins.Agent, filepath.Join(root, AgentPath), 0o755); err != nil {
 		return err
 	}
+	// The runtime where kind's units (containerd.service) look for it.
+	for src, dst := range map[string]string{
+		bins.Containerd: "usr/local/bin/containerd",
+		bins.Shim:       "usr/local/bin/containerd-shim-runc-v2",
+		bins.Ctr:        "usr/local/bin/ctr",
+		bins.Runc:       "usr/local/sbin/runc",
+	} {
+		if err := installFile(src, filepath.Join(root, dst), 0o755); err != nil {
+			return err
+		}
+	}
 
 	// containerd's base OCI spec, as kind's base image makes it: the
 	// default spec, a hook that mounts the node's product_uuid, no rlimits.
@@ -80,15 +86,18 @@ func (b *builder) assembleRootfs(ctx context.Context, root string, in Inputs, bi
 	if err := os.WriteFile(filepath.Join(root, "etc/containerd/cri-base.json"), baseSpec, 0o644); err != nil {
 		return err
 	}
-	if err := editFile(filepath.Join(root, "etc/containerd/config.toml"), func(s string) (string, error) {
-		const key = `sandbox_image = "`
-		i := strings.Index(s, key)
-		if i < 0 {
-			return "", fmt.Errorf("kind's containerd config has no sandbox_image")
-		}
-		j := strings.Index(s[i+len(key):], `"`)
-		return s[:i+len(key)] + cp.Pause + s[i+len(key)+j:] + registryConfig, nil
-	}); err != nil {
+	// podpath's own containerd config (files/node/containerd.toml, config
+	// version 3) replaces kind's, which is still written for containerd 1.x
+	// (version 2) and would be migrated in memory at every start.
+	config, err := nodeFiles.ReadFile("files/node/containerd.toml")
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(string(config), "@SANDBOX_IMAGE@") {
+		return fmt.Errorf("files/node/containerd.toml names no @SANDBOX_IMAGE@")
+	}
+	config = []byte(strings.ReplaceAll(string(config), "@SANDBOX_IMAGE@", cp.Pause))
+	if err := writeFile(filepath.Join(root, "etc/containerd/config.toml"), config, 0o644); err != nil {
 		return err
 	}
 
@@ -252,13 +261,3 @@ func editFile(path string, fn func(string) (string, error)) error {
 	}
 	return os.WriteFile(path, []byte(out), 0o644)
 }
-
-// registryConfig has the node's containerd read registry hosts and mirrors
-// from /etc/containerd/certs.d/<registry>/hosts.toml (containerd's hosts
-// format), where a lab, an operator or a learner can name a mirror or a
-// registry that speaks plain HTTP; with none there, pulls go to the
-// registry itself as before.
-const registryConfig = `
-[plugins."io.containerd.grpc.v1.cri".registry]
-  config_path = "/etc/containerd/certs.d"
-`

@@ -32,6 +32,10 @@ const builderRevision = 2
 type Inputs struct {
 	KubernetesVersion string `json:"kubernetesVersion"`
 	CrictlVersion     string `json:"crictlVersion"`
+	// ContainerdVersion and RuncVersion are the runtime's modules, built
+	// from the Go module proxy (components.go).
+	ContainerdVersion string `json:"containerdVersion"`
+	RuncVersion       string `json:"runcVersion"`
 	FlannelVersion    string `json:"flannelVersion"`
 	DebianSuite       string `json:"debianSuite"`
 	DebianMirror      string `json:"debianMirror"`
@@ -65,13 +69,15 @@ func DefaultInputs(kubernetesVersion string) Inputs {
 	return Inputs{
 		KubernetesVersion: kubernetesVersion,
 		CrictlVersion:     "v1.34.0",
+		ContainerdVersion: "v2.4.2",
+		RuncVersion:       "v1.5.3",
 		FlannelVersion:    "v0.28.10",
 		DebianSuite:       "bookworm",
 		DebianMirror:      "http://deb.debian.org/debian",
 		Packages: map[string][]string{
 			rootfsNode: {
 				// services and the container runtime
-				"systemd", "systemd-sysv", "dbus", "containerd", "runc", "containernetworking-plugins",
+				"systemd", "systemd-sysv", "dbus", "containernetworking-plugins",
 				"libseccomp2", "pigz",
 				// what kubelet, kubeadm and kube-proxy call on the node
 				"iptables", "nftables", "conntrack", "socat", "ethtool", "mount", "util-linux", "kmod",

@@ -139,3 +139,44 @@ func TestCachedBuild(t *testing.T) {
 		t.Errorf("image config: %q %v", labels, err)
 	}
 }
+
+// The node runs the runtime its inputs name, built from source: containerd
+// and runc report those versions, runc has seccomp, and containerd reads
+// the node's config as the newest config version (no migration at start)
+// with the sandbox image the build filled in.
+func TestNodeRuntime(t *testing.T) {
+	testenv.Docker(t)
+	in := DefaultInputs("")
+	tag := in.Tag()
+	if ok, _ := dockercli.ImageExists(context.Background(), tag); !ok {
+		testenv.Missing(t, "node image %s is not built (podpath nodeimage build)", tag)
+	}
+	script := `set -e
+/usr/local/bin/containerd --version
+/usr/local/sbin/runc --version
+containerd --config /etc/containerd/config.toml config dump 2>/tmp/dump.err | grep -A1 "pinned_images\]"
+cat /tmp/dump.err
+echo "debian packages: $(dpkg-query -W -f '${Package} ' containerd runc 2>/dev/null)"`
+	out, err := dockercli.Output(context.Background(), "run", "--rm", "--entrypoint", "/bin/sh", tag, "-c", script)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"containerd github.com/containerd/containerd/v2 " + in.ContainerdVersion,
+		"runc version " + strings.TrimPrefix(in.RuncVersion, "v"),
+		"libseccomp: 2.",
+		"sandbox = 'registry.k8s.io/pause:",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the node image lacks %q:\n%s", want, out)
+		}
+	}
+	for _, bad := range []string{"migrated", "@SANDBOX_IMAGE@", "level=error"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("the node's containerd config: %q in\n%s", bad, out)
+		}
+	}
+	if !strings.Contains(out, "debian packages: \n") && !strings.HasSuffix(strings.TrimSpace(out), "debian packages:") {
+		t.Errorf("Debian's containerd or runc is installed beside the built ones:\n%s", out)
+	}
+}

@@ -91,7 +91,7 @@ func (b *builder) preload(ctx context.Context, rootImage, archive, committed str
 		logs, _ := output("tail", "-n", "20", "/preload/state/containerd.log")
 		return fmt.Errorf("containerd did not start in the preload container:\n%s", logs)
 	}
-	if err := exec(ctr("images", "import", "--no-unpack", "--all-platforms", "/preload/images.tar")...); err != nil {
+	if err := exec(ctr("images", "import", "--all-platforms", "/preload/images.tar")...); err != nil {
 		return fmt.Errorf("ctr images import: %w", err)
 	}
 	listed, err := output(ctr("images", "ls", "-q")...)
@@ -109,10 +109,10 @@ func (b *builder) preload(ctx context.Context, rootImage, archive, committed str
 		if err := exec(ctr("images", "label", r, "io.cri-containerd.pinned=pinned")...); err != nil {
 			return err
 		}
-		// ctr 1.6 has no "images unpack"; mounting an image unpacks it
-		// (and records the snapshot on the image, as a pull would).
-		if err := exec("sh", "-c", `set -e; mkdir -p /preload/mnt; ctr -n k8s.io images mount "$1" /preload/mnt >/dev/null; ctr -n k8s.io images unmount --rm /preload/mnt >/dev/null`, "sh", r); err != nil {
-			return fmt.Errorf("unpack %s into the node's containerd: %w", r, err)
+		// The import unpacked it; "images usage" fails unless the image's
+		// layers are all snapshots in overlayfs, as a pull leaves them.
+		if _, err := output(ctr("images", "usage", "--snapshotter", "overlayfs", r)...); err != nil {
+			return fmt.Errorf("%s is not unpacked in the node's containerd: %w", r, err)
 		}
 	}
 	b.detail("preload: %d images in the node's containerd, unpacked and pinned", len(refs))

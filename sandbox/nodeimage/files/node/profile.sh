@@ -18,6 +18,11 @@ if [ -r /etc/kubernetes/admin.conf ]; then
   export KUBECONFIG=/etc/kubernetes/admin.conf
 fi
 
+# ctr repeats containerd's deprecation notices before every command's output;
+# the one these hosts raise (cgroup v1: the host's, not the lab's) is noise in
+# a lesson. ctr deprecations list still shows them.
+export CONTAINERD_SUPPRESS_DEPRECATION_WARNINGS=1
+
 alias k=kubectl
 if [ -n "${BASH_VERSION:-}" ] && [ -r /usr/share/bash-completion/completions/kubectl ]; then
   . /usr/share/bash-completion/completions/kubectl
