@@ -52,7 +52,7 @@ func imagesEnterANode(t *testing.T, m *sandbox.Manager, sb string, client kubern
 	// this run knows.
 	dir := t.TempDir()
 	saved := filepath.Join(dir, "tools.tar")
-	run(t, m, sb, "controlplane", "ctr -n k8s.io images export --platform linux/amd64 /tmp/tools.tar "+nodeimage.ToolsImage)
+	run(t, m, sb, "controlplane", "ctr -n k8s.io images export --local --platform linux/amd64 /tmp/tools.tar "+nodeimage.ToolsImage)
 	f, err := os.Create(saved)
 	if err != nil {
 		t.Fatal(err)

@@ -274,7 +274,7 @@ func TestSandbox(t *testing.T) {
 			}
 			// every image's snapshot chain is already there: nothing for
 			// containerd to unpack on first use
-			if out, code := runCode(t, m, name, node, `ctr -n k8s.io images check | awk 'NR > 1 && $NF != "true" { print "not unpacked: " $1 }'`); code != 0 || out != "" {
+			if out, code := runCode(t, m, name, node, `CONTAINERD_SUPPRESS_DEPRECATION_WARNINGS=1 ctr -n k8s.io images check | awk 'NR > 1 && $NF != "true" { print "not unpacked: " $1 }'`); code != 0 || out != "" {
 				t.Errorf("%s: images not unpacked (exit %d): %s", node, code, out)
 			}
 		}
