@@ -111,6 +111,7 @@ func (b *builder) assembleRootfs(ctx context.Context, root string, in Inputs, bi
 		"etc/ssh/ssh_config.d/podpath.conf":             {"files/node/ssh_config", 0o644},
 		"etc/ssh/sshd_config.d/podpath.conf":            {"files/node/sshd_config", 0o644},
 		"etc/motd":                                      {"files/node/motd", 0o644},
+		"etc/default/kubelet":                           {"files/node/kubelet.default", 0o644},
 	}
 	for dst, f := range files {
 		data, err := nodeFiles.ReadFile(f.src)

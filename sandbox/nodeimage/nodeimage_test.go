@@ -156,6 +156,7 @@ func TestNodeRuntime(t *testing.T) {
 /usr/local/sbin/runc --version
 containerd --config /etc/containerd/config.toml config dump 2>/tmp/dump.err | grep -A1 "pinned_images\]"
 cat /tmp/dump.err
+grep '^KUBELET_EXTRA_ARGS=' /etc/default/kubelet
 echo "debian packages: $(dpkg-query -W -f '${Package} ' containerd runc 2>/dev/null)"`
 	out, err := dockercli.Output(context.Background(), "run", "--rm", "--entrypoint", "/bin/sh", tag, "-c", script)
 	if err != nil {
@@ -166,6 +167,8 @@ echo "debian packages: $(dpkg-query -W -f '${Package} ' containerd runc 2>/dev/n
 		"runc version " + strings.TrimPrefix(in.RuncVersion, "v"),
 		"libseccomp: 2.",
 		"sandbox = 'registry.k8s.io/pause:",
+		// kubelet at verbosity 2 (its SyncLoop and PLEG lines), with kind's flag kept.
+		"KUBELET_EXTRA_ARGS=--runtime-cgroups=/system.slice/containerd.service --v=2",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the node image lacks %q:\n%s", want, out)
