@@ -85,8 +85,17 @@ The clusters come from the backend PODPATH_SANDBOX names (docker unless set; kub
 the PODPATH_KUBE* settings of docs/KUBERNETES.md), so the labs are proven where they will run.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			all, problems := labs.Catalog(dirs...)
-			if len(problems) > 0 {
-				return problems
+			if fatal := problems.Fatal(); len(fatal) > 0 {
+				return fatal
+			}
+			// A Killercoda scenario with problems is left out, and the run
+			// fails at the end; the others are tested.
+			var leftOut labs.Problems
+			for _, p := range problems {
+				fmt.Fprintln(cmd.ErrOrStderr(), p.String())
+				if !p.Warning {
+					leftOut = append(leftOut, p)
+				}
 			}
 			chosen := all
 			if len(args) > 0 {
@@ -124,6 +133,9 @@ the PODPATH_KUBE* settings of docs/KUBERNETES.md), so the labs are proven where 
 			}
 			if failed > 0 {
 				return fmt.Errorf("%d of %d labs failed", failed, len(results))
+			}
+			if len(leftOut) > 0 {
+				return fmt.Errorf("the %d labs tested passed, but %d problem(s) left scenarios out (above)", len(results), len(leftOut))
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "all %d labs passed\n", len(results))
 			return nil

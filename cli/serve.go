@@ -36,8 +36,13 @@ func serveCmd() *cobra.Command {
 				return err
 			}
 			all, problems := labs.Catalog(cfg.LabDirs...)
-			if len(problems) > 0 {
-				return fmt.Errorf("the labs have problems (podpath labs validate shows them):\n%w", problems)
+			if fatal := problems.Fatal(); len(fatal) > 0 {
+				return fmt.Errorf("the labs have problems (podpath labs validate shows them):\n%w", fatal)
+			}
+			for _, p := range problems {
+				// A Killercoda scenario with problems is left out; the
+				// others are served.
+				log.Warn("lab left out or loaded with a warning", "problem", p.String())
 			}
 			tracks, problems := labs.CatalogTracks(all, cfg.LabDirs...)
 			if len(problems) > 0 {

@@ -279,3 +279,23 @@ func TestCombinedCheckResults(t *testing.T) {
 		t.Error("the step passed")
 	}
 }
+
+// A Killercoda verify script talks to the learner in what it prints: its
+// whole output, not only FAIL: lines, is the feedback when it fails.
+func TestScriptOutputFeedback(t *testing.T) {
+	target := nodes{
+		"controlplane verify-bad":  {out: "checking the Pod\n❌ hello is not Running (phase: Pending)\n", code: 1},
+		"controlplane verify-good": {out: "done\n"},
+	}
+	g := New(target, &labs.Lab{})
+	check := func(script string) labs.Check {
+		return labs.Check{Name: labs.Text{"en": "verify"}, Probe: labs.Probe{Script: &labs.ScriptProbe{Node: "controlplane", Script: script, Feedback: labs.FeedbackOutput}}}
+	}
+	res := g.CheckStep(context.Background(), &labs.Step{Checks: []labs.Check{check("verify-bad"), check("verify-good")}}, Options{Attempt: 1})
+	if r := res[0]; r.Passed || r.Feedback.In("en") != "checking the Pod\n❌ hello is not Running (phase: Pending)" {
+		t.Errorf("a failing verify script: %+v", r)
+	}
+	if r := res[1]; !r.Passed || r.Feedback != nil {
+		t.Errorf("a verify script that exits 0 passes, and its output is no feedback: %+v", r)
+	}
+}

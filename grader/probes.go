@@ -396,7 +396,15 @@ func (g *Grader) script(ctx context.Context, p *labs.ScriptProbe) outcome {
 	if t := strings.TrimSpace(out); t != "" {
 		obs.Args = map[string]string{"output": lastLines(t, 5)}
 	}
-	return outcome{passed: code == 0, obs: obs, feedback: scriptFeedback(out + "\n" + errOut)}
+	feedback := scriptFeedback(out + "\n" + errOut)
+	if p.Feedback == labs.FeedbackOutput && code != 0 {
+		// A Killercoda verify script talks to the learner in whatever
+		// it prints, on either stream.
+		if t := strings.TrimSpace(strings.TrimSpace(out) + "\n" + strings.TrimSpace(errOut)); t != "" {
+			feedback = labs.Text{"en": lastLines(t, 10)}
+		}
+	}
+	return outcome{passed: code == 0, obs: obs, feedback: feedback}
 }
 
 // failLineRE is a script's line of feedback: "FAIL: text" (English), or

@@ -19,8 +19,39 @@ func Builtin() ([]*Lab, Problems) {
 }
 
 // LoadDir loads the labs in a folder on disk: the folder itself when it
-// holds a lab.yaml, or each lab folder directly inside it.
+// holds a lab.yaml, or each lab folder directly inside it, and the
+// Killercoda scenarios at any depth below it (LoadScenarios).
 func LoadDir(dir string) ([]*Lab, Problems) {
+	labs, _, problems := loadDir(dir)
+	return labs, problems
+}
+
+func loadDir(dir string) ([]*Lab, []*Track, Problems) {
+	fsys := os.DirFS(dir)
+	if kcRepo(fsys) {
+		return LoadScenarios(fsys, ".", LoadOptions{DisplayRoot: dir})
+	}
+	labs, problems := loadLabDir(dir)
+	// Killercoda scenarios beside podpath's own labs.
+	kc, tracks, ps := LoadScenarios(fsys, ".", LoadOptions{DisplayRoot: dir})
+	return append(labs, kc...), tracks, append(problems, ps...)
+}
+
+// kcRepo reports whether the folder is a Killercoda scenario or course:
+// an index.json or a structure.json at its top, and no lab.yaml.
+func kcRepo(fsys fs.FS) bool {
+	if _, err := fs.Stat(fsys, "lab.yaml"); err == nil {
+		return false
+	}
+	for _, f := range []string{ScenarioFile, StructureFile} {
+		if _, err := fs.Stat(fsys, f); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+func loadLabDir(dir string) ([]*Lab, Problems) {
 	fsys := os.DirFS(dir)
 	if _, err := fs.Stat(fsys, "lab.yaml"); err == nil {
 		lab, ps := Load(os.DirFS(filepath.Dir(filepath.Clean(dir))), filepath.Base(filepath.Clean(dir)), LoadOptions{DisplayRoot: filepath.Dir(filepath.Clean(dir))})
@@ -47,6 +78,10 @@ func Catalog(dirs ...string) ([]*Lab, Problems) {
 		problems = append(problems, ps...)
 		for _, l := range more {
 			if seen[l.ID] {
+				if l.Killercoda {
+					problems = append(problems, Problem{File: filepath.Join(d, l.Dir, ScenarioFile), Scenario: true, Message: fmt.Sprintf("lab id %q, made of the scenario's folder, is already used by another lab; rename the folder", l.ID)})
+					continue
+				}
 				problems = append(problems, Problem{File: filepath.Join(d, l.Dir, "lab.yaml"), Message: fmt.Sprintf("lab id %q is already used by another lab; pick another id", l.ID)})
 				continue
 			}

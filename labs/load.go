@@ -25,6 +25,9 @@ type Problem struct {
 	// Warning marks a lint that fails a lab only when validation is
 	// strict; a loaded lab keeps its warnings in Lab.Warnings.
 	Warning bool `json:"warning,omitempty"`
+	// Scenario marks a problem of a Killercoda scenario or course: that
+	// scenario is left out and the others load (Problems.Fatal).
+	Scenario bool `json:"scenario,omitempty"`
 }
 
 func (p Problem) String() string {
@@ -45,6 +48,19 @@ func (p Problem) String() string {
 
 // Problems is a list of problems that is also an error.
 type Problems []Problem
+
+// Fatal are the problems that stop a server from starting: those of
+// podpath's own labs and tracks. A Killercoda scenario with problems is
+// left out instead, as Killercoda does, and a warning is a warning.
+func (ps Problems) Fatal() Problems {
+	var out Problems
+	for _, p := range ps {
+		if !p.Warning && !p.Scenario {
+			out = append(out, p)
+		}
+	}
+	return out
+}
 
 func (ps Problems) Error() string {
 	var s []string

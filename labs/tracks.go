@@ -269,6 +269,17 @@ func BuiltinTracks() ([]*Track, Problems) {
 // when it holds a track.yaml, or each track folder directly inside it. A
 // folder of labs with no tracks has none, and no problem.
 func LoadDirTracks(dir string) ([]*Track, Problems) {
+	tracks, problems := loadDirTracks(dir)
+	// The tracks of Killercoda's structure.json files; their problems,
+	// and the scenarios', are LoadDir's to say.
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+		_, kc, _ := loadDir(dir)
+		tracks = append(tracks, kc...)
+	}
+	return tracks, problems
+}
+
+func loadDirTracks(dir string) ([]*Track, Problems) {
 	clean := filepath.Clean(dir)
 	if _, err := os.Stat(filepath.Join(clean, TrackFile)); err == nil {
 		t, ps := LoadTrack(os.DirFS(filepath.Dir(clean)), filepath.Base(clean), LoadOptions{DisplayRoot: filepath.Dir(clean)})

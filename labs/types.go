@@ -77,6 +77,20 @@ type Lab struct {
 	Vals Values `yaml:"-" json:"-"`
 	// Warnings are the lints the lab loaded with (see LoadOptions.Strict).
 	Warnings Problems `yaml:"-" json:"-"`
+	// Verbatim texts are not Go templates: a Killercoda scenario's text
+	// holds Helm's and kubectl's own {{ }} (killercoda.go).
+	Verbatim bool `yaml:"-" json:"-"`
+	// Killercoda marks a lab loaded from a Killercoda scenario's index.json.
+	Killercoda bool `yaml:"-" json:"-"`
+}
+
+// Render fills Markdown md of the lab with data; a verbatim lab's text is
+// returned as it is.
+func (l *Lab) Render(md string, data TemplateData) (string, error) {
+	if l.Verbatim {
+		return md, nil
+	}
+	return Render(l.ID, md, data)
 }
 
 // FileFunc reads a file of a lab by its path inside the lab folder.
@@ -108,6 +122,10 @@ type Step struct {
 	Answer Text     `yaml:"answer,omitempty" json:"answer,omitempty"`
 	Checks []Check  `yaml:"checks" json:"checks"`
 	Solve  []Action `yaml:"solve" json:"-"`
+	// Unverified marks a step nothing verifies (a Killercoda step with no
+	// verify script): its one check always passes, and labs test reports
+	// it as not testable rather than passed.
+	Unverified bool `yaml:"-" json:"unverified,omitempty"`
 	// Body is the step's Markdown by language, read from steps/<id>.<lang>.md.
 	Body Text `yaml:"-" json:"-"`
 }
@@ -316,7 +334,14 @@ type AnswerProbe struct{}
 type ScriptProbe struct {
 	Node   string `yaml:"node"`
 	Script string `yaml:"script"`
+	// Feedback is which output is shown when the script fails: its
+	// "FAIL:" lines (the default), or FeedbackOutput, the last lines of
+	// everything it printed (a Killercoda verify script's way).
+	Feedback string `yaml:"-"`
 }
+
+// FeedbackOutput makes a script's whole output its feedback.
+const FeedbackOutput = "output"
 
 // Matcher judges a probe's value. Exactly one of the comparisons is set.
 type Matcher struct {

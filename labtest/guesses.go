@@ -75,7 +75,7 @@ func textsOf(lab *labs.Lab, step *labs.Step) []string {
 		data.Values = lab.Vals
 	}
 	for l, md := range step.Body {
-		if r, err := labs.Render(step.ID, md, data); err == nil {
+		if r, err := lab.Render(md, data); err == nil {
 			body[l] = r
 		} else {
 			body[l] = md

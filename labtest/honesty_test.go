@@ -64,3 +64,41 @@ func TestHonestySendsNoGuessWhileAnotherCheckFails(t *testing.T) {
 		t.Errorf("with the other check passing: tried %q, fooled %q; want every guess tried and 42 caught", tried, fooled)
 	}
 }
+
+// recorder is a control plane that runs every command with exit 0 and
+// keeps each script it was sent.
+type recorder struct{ scripts []string }
+
+func (r *recorder) Exec(ctx context.Context, node string, cmd []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	r.scripts = append(r.scripts, node+": "+cmd[len(cmd)-1])
+	return 0, nil
+}
+
+func (*recorder) RESTConfig(context.Context) (*rest.Config, error) {
+	return nil, errors.New("no API server")
+}
+
+// A step nothing verifies (a Killercoda step with no verify script) is not
+// proven by a check that always passes: labs test reports it as not
+// testable, still runs its commands (later steps build on them), and does
+// not run its check before or after.
+func TestUnverifiedStepIsNotTestable(t *testing.T) {
+	lab := &labs.Lab{ID: "kc", Steps: []labs.Step{{ID: "step1", Unverified: true,
+		Checks: []labs.Check{{Name: labs.Text{"en": "no verify"}, Probe: labs.Probe{Script: &labs.ScriptProbe{Node: "controlplane", Script: "exit 0 # the check"}}}},
+		Solve:  []labs.Action{{Run: "touch /root/solved", Node: "controlplane"}}}}}
+	target := &recorder{}
+	var out strings.Builder
+	res := runLab(context.Background(), target, lab, LabResult{Lab: "kc"}, Options{StrictHonesty: true}, func(f string, a ...any) { out.WriteString(f + "\n") })
+	if len(res.Steps) != 1 || res.Steps[0].NotTestable != "no verify script" || !res.OK() {
+		t.Fatalf("result %+v", res)
+	}
+	ran := strings.Join(target.scripts, "\n")
+	if !strings.Contains(ran, "touch /root/solved") || strings.Contains(ran, "the check") {
+		t.Errorf("the solve runs and the check does not; ran:\n%s", ran)
+	}
+	var table strings.Builder
+	printTable(&table, []LabResult{res})
+	if !strings.Contains(table.String(), "not testable (no verify script)") {
+		t.Errorf("the table:\n%s", table.String())
+	}
+}

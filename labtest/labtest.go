@@ -52,10 +52,14 @@ type StepResult struct {
 	// Guesses is what was tried before the solve besides the empty answer,
 	// and Fooled the guesses the step passed with (each is a way to pass
 	// it without doing the work).
-	Guesses  []string
-	Fooled   []string
-	strict   bool
-	Duration time.Duration
+	Guesses []string
+	Fooled  []string
+	// NotTestable says why the step cannot be proven: nothing verifies it
+	// (a Killercoda step with no verify script), or it has nothing to run
+	// as a solve. Such a step is not counted as passed or failed.
+	NotTestable string
+	strict      bool
+	Duration    time.Duration
 }
 
 // OK reports whether the step behaved.
@@ -217,6 +221,30 @@ func runLab(ctx context.Context, target grader.Target, lab *labs.Lab, res LabRes
 		step := &lab.Steps[i]
 		start := time.Now()
 		sr := StepResult{Lab: lab.ID, Step: step.ID}
+		if step.Unverified || len(step.Solve) == 0 {
+			sr.NotTestable = "nothing to run as a solve"
+			if step.Unverified {
+				sr.NotTestable = "no verify script"
+			}
+			// Its commands still run, since later steps build on them.
+			if err := g.Run(ctx, step.Solve, nil); err != nil {
+				sr.SolveErr = err
+			}
+			sr.Duration = time.Since(start)
+			status := "not testable: " + sr.NotTestable
+			if sr.SolveErr != nil {
+				status = "FAILED"
+			}
+			logf("   step %-28s %s %s", step.ID, status, sr.Duration.Round(100*time.Millisecond))
+			for _, e := range errString(sr.SolveErr) {
+				logf("      %s", e)
+			}
+			res.Steps = append(res.Steps, sr)
+			if sr.SolveErr != nil {
+				break
+			}
+			continue
+		}
 		// Before the solve: every check must fail, waiting each one's
 		// within (up to BeforeWait), with the empty answer ...
 		for _, r := range g.CheckStep(ctx, step, grader.Options{Attempt: 1, Since: start, MaxWithin: opts.BeforeWait}) {
@@ -331,6 +359,9 @@ func printTable(w io.Writer, results []LabResult) {
 		}
 		for _, s := range r.Steps {
 			before, solve, after := "fails ✓", "ok", "passes ✓"
+			if s.NotTestable != "" {
+				before, after = "-", "not testable ("+s.NotTestable+")"
+			}
 			if len(s.Before) > 0 {
 				before = fmt.Sprintf("%d passed ✗", len(s.Before))
 			}

@@ -159,8 +159,10 @@ type LabView struct {
 	Minutes int    `json:"minutes"`
 	Workers int    `json:"workers"`
 	// Challenge: the lab starts in challenge mode only.
-	Challenge bool       `json:"challenge,omitempty"`
-	Steps     []StepBase `json:"steps"`
+	Challenge bool `json:"challenge,omitempty"`
+	// Killercoda: the lab is a Killercoda scenario (docs/KILLERCODA.md).
+	Killercoda bool       `json:"killercoda,omitempty"`
+	Steps      []StepBase `json:"steps"`
 }
 
 // StepBase names a step and the layers it touches.
@@ -171,7 +173,7 @@ type StepBase struct {
 }
 
 func labView(l *labs.Lab, lg string) LabView {
-	v := LabView{ID: l.ID, Order: l.Order, Title: l.Title.In(lg), Summary: l.Summary.In(lg), Level: l.Level, Minutes: l.Minutes, Workers: l.Cluster.Workers, Challenge: l.Challenge}
+	v := LabView{ID: l.ID, Order: l.Order, Title: l.Title.In(lg), Summary: l.Summary.In(lg), Level: l.Level, Minutes: l.Minutes, Workers: l.Cluster.Workers, Challenge: l.Challenge, Killercoda: l.Killercoda}
 	for _, st := range l.Steps {
 		b := StepBase{ID: st.ID, Title: st.Title.In(lg), Layers: st.Layers}
 		if l.Challenge {

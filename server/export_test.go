@@ -22,7 +22,7 @@ func RenderStepForTest(l *labs.Lab, step, lg string) (string, error) {
 		if l.Challenge {
 			mode = store.ModeChallenge
 		}
-		return newMarkdown().render(text, mode, lg)
+		return newMarkdown().render(text, mode, lg, false)
 	}
 	return "", fmt.Errorf("lab %s has no step %s", l.ID, step)
 }

@@ -61,7 +61,7 @@ func startServer(t *testing.T, cfg server.Config, mgr session.Sandboxes) *env {
 
 // startServerWith is startServer with labs of the test's own beside the
 // built-in ones.
-func startServerWith(t *testing.T, cfg server.Config, mgr session.Sandboxes, extra []*labs.Lab) *env {
+func startServerWith(t *testing.T, cfg server.Config, mgr session.Sandboxes, extra []*labs.Lab, dirs ...string) *env {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, cfg.DatabaseURL)
@@ -71,14 +71,16 @@ func startServerWith(t *testing.T, cfg server.Config, mgr session.Sandboxes, ext
 	if _, _, err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	all, ps := labs.Builtin()
-	if len(ps) > 0 {
-		t.Fatalf("built-in labs: %v", ps)
+	// dirs are lab folders as PODPATH_LABS names them, loaded as serve
+	// loads them.
+	all, ps := labs.Catalog(dirs...)
+	if fatal := ps.Fatal(); len(fatal) > 0 {
+		t.Fatalf("labs: %v", fatal)
 	}
 	all = append(append([]*labs.Lab{}, all...), extra...)
-	tracks, ps := labs.CatalogTracks(all)
+	tracks, ps := labs.CatalogTracks(all, dirs...)
 	if len(ps) > 0 {
-		t.Fatalf("built-in tracks: %v", ps)
+		t.Fatalf("tracks: %v", ps)
 	}
 	level := slog.LevelWarn
 	if os.Getenv("PODPATH_TEST_LOG") != "" {

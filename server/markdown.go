@@ -13,6 +13,7 @@ import (
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/renderer"
+	gmhtml "github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/util"
 
 	"github.com/podpath/podpath/labs"
@@ -43,6 +44,13 @@ func newMarkdown() *markdown {
 				goldmark.WithExtensions(extension.GFM, extension.NewCJK(extension.WithEastAsianLineBreaks())),
 				goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(cr, 100))),
 			)
+			// A Killercoda scenario's text keeps its raw HTML (<details>
+			// hints and solutions, <img>): the policy below still
+			// sanitizes what comes out.
+			m.md[mode+"/"+lg+"/html"] = goldmark.New(
+				goldmark.WithExtensions(extension.GFM, extension.NewCJK(extension.WithEastAsianLineBreaks())),
+				goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(cr, 100)), gmhtml.WithUnsafe()),
+			)
 		}
 	}
 	p := bluemonday.UGCPolicy()
@@ -54,12 +62,17 @@ func newMarkdown() *markdown {
 	return m
 }
 
-// render renders src for a session in mode, with labels in lang.
-func (m *markdown) render(src, mode, lang string) (string, error) {
-	md, ok := m.md[mode+"/"+lang]
+// render renders src for a session in mode, with labels in lang; rawHTML
+// keeps the HTML in src (still sanitized).
+func (m *markdown) render(src, mode, lang string, rawHTML bool) (string, error) {
+	suffix := ""
+	if rawHTML {
+		suffix = "/html"
+	}
+	md, ok := m.md[mode+"/"+lang+suffix]
 	if !ok {
-		if md, ok = m.md[mode+"/en"]; !ok {
-			md = m.md[store.ModeGuided+"/en"]
+		if md, ok = m.md[mode+"/en"+suffix]; !ok {
+			md = m.md[store.ModeGuided+"/en"+suffix]
 		}
 	}
 	var buf bytes.Buffer
@@ -134,9 +147,9 @@ func (s *Server) renderStep(ctx context.Context, sess *store.LabSession, l *labs
 	if err != nil {
 		return "", err
 	}
-	text, err := labs.Render(l.ID, md, s.templateData(sb.Name, l))
+	text, err := l.Render(md, s.templateData(sb.Name, l))
 	if err != nil {
 		return "", fmt.Errorf("step text of lab %s: %w", l.ID, err)
 	}
-	return s.md.render(text, sess.Mode, lg)
+	return s.md.render(text, sess.Mode, lg, l.Verbatim)
 }

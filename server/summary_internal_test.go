@@ -108,11 +108,11 @@ var (
 // puts each command (and only commands) behind a closed "show me".
 func TestStepMarkdownByMode(t *testing.T) {
 	m := newMarkdown()
-	guided, err := m.render(stepMarkdown, store.ModeGuided, "en")
+	guided, err := m.render(stepMarkdown, store.ModeGuided, "en", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	challenge, err := m.render(stepMarkdown, store.ModeChallenge, "en")
+	challenge, err := m.render(stepMarkdown, store.ModeChallenge, "en", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestStepMarkdownByMode(t *testing.T) {
 		t.Errorf("challenge: inline code changed:\n%s", challenge)
 	}
 
-	zh, err := m.render(stepMarkdown, store.ModeChallenge, "zh")
+	zh, err := m.render(stepMarkdown, store.ModeChallenge, "zh", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestStepMarkdownByMode(t *testing.T) {
 		t.Errorf("Chinese show-me label missing:\n%s", zh)
 	}
 	// A page in a language with no renderer of its own falls back to English.
-	if fr, err := m.render(stepMarkdown, store.ModeChallenge, "fr"); err != nil || fr != challenge {
+	if fr, err := m.render(stepMarkdown, store.ModeChallenge, "fr", false); err != nil || fr != challenge {
 		t.Errorf("fallback render: %v\n%s", err, fr)
 	}
 }

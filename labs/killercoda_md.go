@@ -1,0 +1,129 @@
+package labs
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Killercoda's Markdown actions (docs/KILLERCODA.md) follow a closing
+// backtick with no space: `cmd`{{exec}} and ```...```{{exec}} run the
+// command in the terminal, {{exec interrupt}} presses Ctrl-C first,
+// {{copy}} copies, and an empty {{}} turns the copy of inline code off.
+// They are read before the Markdown renderer sees the text; any other {{ }}
+// (Helm's, kubectl's go-template) is text and stays as it is.
+
+// kcMarker is an action after a backtick; "execute" is Katacoda's name.
+const kcMarker = `\{\{\s*(exec(?:ute)?(?:\s+interrupt)?|copy|)\s*\}\}`
+
+var (
+	// kcFenceOpenRE is an opening fence and its info string.
+	kcFenceOpenRE = regexp.MustCompile("^(\\s*)(`{3,}|~{3,})\\s*([^`]*)$")
+	// kcInlineRE is inline code followed by an action.
+	kcInlineRE = regexp.MustCompile("(`+)([^`]+?)(`+)" + kcMarker)
+	// kcTrafficRE is a traffic link's variable.
+	kcTrafficRE = regexp.MustCompile(`\{\{\s*TRAFFIC_(?:HOST\d+_\d+|SELECTOR)\s*\}\}`)
+	// kcImageRE is an image in Markdown or HTML, with its address.
+	kcImageRE = regexp.MustCompile(`!\[[^\]]*\]\(\s*<?([^)\s>]+)|<img[^>]*\ssrc=["']([^"']+)`)
+	// kcHighlightRE is a line highlight after a fence's language: yaml{2,5}.
+	kcHighlightRE = regexp.MustCompile(`\{[\d,\s-]*\}$`)
+	// kcLineExecRE is a line that is only one inline command to run,
+	// maybe as a list item.
+	kcLineExecRE = regexp.MustCompile("^(\\s*(?:[-*+]\\s+|\\d+\\.\\s+)?)(`+)([^`]+?)(`+)" + kcMarker + "\\s*$")
+)
+
+// kcMarkdown turns a Killercoda text into podpath's Markdown: a block to run
+// becomes a ```bash controlplane block (a "run in terminal" button on the
+// control plane's terminal, where Killercoda's host01 terminal is), a line
+// that is only `cmd`{{exec}} becomes such a block too, and the other
+// markers go. It returns the commands to run in text order (the step's
+// solve) and what it could not carry over.
+func kcMarkdown(src string) (md string, commands []string, warnings []string) {
+	lines := strings.Split(strings.ReplaceAll(src, "\r\n", "\n"), "\n")
+	var out []string
+	runBlock := func(indent string, cmd []string, interrupt bool) {
+		info := "bash " + "controlplane"
+		if interrupt {
+			info += " interrupt"
+		}
+		out = append(out, indent+"```"+info)
+		for _, c := range cmd {
+			out = append(out, indent+strings.TrimPrefix(c, indent))
+		}
+		out = append(out, indent+"```")
+		commands = append(commands, strings.Join(trimIndent(cmd, indent), "\n"))
+	}
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		if m := kcFenceOpenRE.FindStringSubmatch(line); m != nil {
+			indent, fence, info := m[1], m[2], strings.TrimSpace(m[3])
+			info = strings.TrimSpace(kcHighlightRE.ReplaceAllString(info, ""))
+			closeRE := regexp.MustCompile("^\\s*" + regexp.QuoteMeta(fence[:1]) + "{" + strconv.Itoa(len(fence)) + ",}(?:" + kcMarker + ")?(.*)$")
+			var body []string
+			j := i + 1
+			closed := false
+			var marker, rest string
+			for ; j < len(lines); j++ {
+				if c := closeRE.FindStringSubmatch(lines[j]); c != nil {
+					closed, marker, rest = true, c[1], strings.TrimSpace(c[2])
+					break
+				}
+				body = append(body, lines[j])
+			}
+			if !closed {
+				// An unclosed fence runs to the end, as CommonMark reads it.
+				out = append(out, lines[i:]...)
+				break
+			}
+			switch {
+			case strings.HasPrefix(marker, "exec"):
+				runBlock(indent, body, strings.Contains(marker, "interrupt"))
+			default:
+				if info == "" && marker == "copy" {
+					info = "text"
+				}
+				out = append(out, indent+fence+info)
+				out = append(out, body...)
+				out = append(out, indent+fence)
+			}
+			if rest != "" {
+				out = append(out, indent+rest)
+			}
+			i = j
+			continue
+		}
+		if m := kcLineExecRE.FindStringSubmatch(line); m != nil && strings.HasPrefix(m[5], "exec") && len(m[2]) == len(m[4]) {
+			indent := strings.Repeat(" ", len(m[1]))
+			if strings.TrimSpace(m[1]) != "" {
+				out = append(out, strings.TrimRight(m[1], " "))
+			}
+			runBlock(indent, []string{indent + strings.TrimSpace(m[3])}, strings.Contains(m[5], "interrupt"))
+			continue
+		}
+		line = kcInlineRE.ReplaceAllStringFunc(line, func(s string) string {
+			m := kcInlineRE.FindStringSubmatch(s)
+			if strings.HasPrefix(m[4], "exec") {
+				commands = append(commands, strings.TrimSpace(m[2]))
+			}
+			return m[1] + m[2] + m[3]
+		})
+		for _, m := range kcImageRE.FindAllStringSubmatch(line, -1) {
+			if src := m[1] + m[2]; !strings.Contains(src, "://") && !strings.HasPrefix(src, "data:") {
+				warnings = append(warnings, "images of the scenario folder ("+src+") are not served yet: the image does not show (docs/KILLERCODA.md)")
+			}
+		}
+		if kcTrafficRE.MatchString(line) {
+			warnings = append(warnings, "traffic links ("+kcTrafficRE.FindString(line)+") are not served yet: the link does not open (docs/KILLERCODA.md)")
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n"), commands, warnings
+}
+
+func trimIndent(lines []string, indent string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = strings.TrimPrefix(l, indent)
+	}
+	return out
+}

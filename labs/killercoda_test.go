@@ -1,0 +1,239 @@
+package labs
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The fixtures in testdata/killercoda are a course written for these tests
+// in Killercoda's format: a structure.json that lists a one-node scenario,
+// a two-node scenario in a folder with a space and capitals, and a folder
+// that is not there.
+func TestLoadKillercodaCourse(t *testing.T) {
+	all, problems := LoadDir("testdata/killercoda")
+	if fatal := problems.Fatal(); len(fatal) > 0 {
+		t.Fatalf("problems: %v", fatal)
+	}
+	if len(problems) != 1 || !strings.Contains(problems[0].String(), "structure.json") || !strings.Contains(problems[0].Message, "not-here is not in the repository") {
+		t.Errorf("want one warning, for the missing not-here item of structure.json; got %v", problems)
+	}
+	var ids []string
+	for _, l := range all {
+		ids = append(ids, l.ID)
+	}
+	if !slices.Equal(ids, []string{"node-runtime", "pods-first"}) {
+		t.Fatalf("lab ids %v, want node-runtime (from \"Node Runtime\") and pods-first", ids)
+	}
+	first, runtime := Find(all, "pods-first"), Find(all, "node-runtime")
+
+	// The scenario's fields.
+	if first.Title.In("en") != "A first Pod" || !strings.HasPrefix(first.Summary.In("en"), "Run a Pod from a manifest") {
+		t.Errorf("title %q, summary %q", first.Title.In("en"), first.Summary.In("en"))
+	}
+	if first.Cluster.Workers != 0 || runtime.Cluster.Workers != 1 {
+		t.Errorf("workers %d and %d: kubernetes-kubeadm-1node has none, -2nodes one", first.Cluster.Workers, runtime.Cluster.Workers)
+	}
+	if first.Level != "beginner" || runtime.Level != "intermediate" || first.Minutes != 15 || runtime.Minutes != 20 {
+		t.Errorf("levels %s, %s and minutes %d, %d; want beginner (Easy), intermediate, 15 (10-15 minutes), 20 (a number)", first.Level, runtime.Level, first.Minutes, runtime.Minutes)
+	}
+	if !first.Verbatim || !first.Killercoda {
+		t.Error("a scenario's texts are not Go templates")
+	}
+
+	// Setup: assets by glob and by name (~ is /root), chmod, and the
+	// intro's courseData started as a hidden background unit.
+	var copies []string
+	var runs []string
+	for _, a := range first.Setup {
+		if a.Copy != "" {
+			copies = append(copies, a.Copy+" -> "+a.Node+":"+a.To)
+		}
+		runs = append(runs, a.Run)
+	}
+	wantCopies := []string{
+		"assets/manifests/hello.yaml -> controlplane:/root/manifests/hello.yaml",
+		"assets/check-node.sh -> controlplane:/root/check-node.sh",
+		"setup.sh -> :" + kcBackgroundDir + "/intro-background.sh",
+	}
+	if !slices.Equal(copies, wantCopies) {
+		t.Errorf("setup copies\n%s\nwant\n%s", strings.Join(copies, "\n"), strings.Join(wantCopies, "\n"))
+	}
+	setup := strings.Join(runs, "\n")
+	for _, want := range []string{"chmod +x '/root/check-node.sh'", "systemd-run --quiet --unit killercoda-intro-background", "> /var/log/killercoda/intro_background.log"} {
+		if !strings.Contains(setup, want) {
+			t.Errorf("setup lacks %q:\n%s", want, setup)
+		}
+	}
+	if b, err := first.Files("setup.sh"); err != nil || !strings.Contains(string(b), "kubectl create namespace practice") {
+		t.Errorf("the background script is read from the scenario: %q, %v", b, err)
+	}
+
+	// Steps: the verify script is the check, run on the control plane with
+	// its output as feedback; a step without one is marked unverified; the
+	// {{exec}} commands are the solve.
+	if len(first.Steps) != 3 {
+		t.Fatalf("%d steps, want 3", len(first.Steps))
+	}
+	s1 := first.Steps[0]
+	if s1.ID != "step1" || s1.Title.In("en") != "Run the Pod" || len(s1.Checks) != 1 {
+		t.Fatalf("step 1: %+v", s1)
+	}
+	sp := s1.Checks[0].Probe.Script
+	if sp == nil || sp.Node != "controlplane" || sp.Feedback != FeedbackOutput || !strings.Contains(sp.Script, "kubectl get pod hello -n practice") {
+		t.Errorf("step 1's check: %+v", sp)
+	}
+	if s1.Checks[0].Timeout.D() < 180e9 {
+		t.Errorf("a verify script may wait for a rollout: timeout %s", s1.Checks[0].Timeout.D())
+	}
+	if len(s1.Solve) != 2 || !strings.HasSuffix(s1.Solve[0].Run, "kubectl apply -n practice -f /root/manifests/hello.yaml") || !strings.HasSuffix(s1.Solve[1].Run, "--timeout=120s") {
+		t.Errorf("step 1's solve: %+v", s1.Solve)
+	}
+	if !strings.Contains(s1.Body.In("en"), "{{ .Release.Name }}") || !strings.Contains(s1.Body.In("en"), "<details>") {
+		t.Errorf("step 1's text keeps Helm's braces and the <details> hint:\n%s", s1.Body.In("en"))
+	}
+	if s := first.Steps[2]; !s.Unverified || len(s.Checks) != 1 || s.Checks[0].Probe.Script == nil {
+		t.Errorf("step 3 has no verify script: %+v", s)
+	}
+	if first.Steps[1].Unverified {
+		t.Error("step 2 has a verify script")
+	}
+	if !strings.Contains(first.Intro.In("en"), "`/root/manifests`;") {
+		t.Errorf("intro: the empty {{}} after inline code goes: %q", first.Intro.In("en"))
+	}
+
+	// The two-node scenario: code (Katacoda's foreground) and a step's
+	// background are not run yet, and say so.
+	var warned []string
+	for _, w := range runtime.Warnings {
+		warned = append(warned, w.Field)
+	}
+	if !slices.Equal(warned, []string{"details.intro.foreground", "details.steps[0].background"}) {
+		t.Errorf("node-runtime's warnings %v", runtime.Warnings)
+	}
+	if v := runtime.Steps[0].Checks[0].Probe.Script.Script; !strings.Contains(v, "ssh node01 crictl ps --name runner") {
+		t.Errorf("verify scripts run as written (ssh node01, crictl): %q", v)
+	}
+
+	// structure.json is a track, in its order, with the missing item left out.
+	tracks, tps := LoadDirTracks("testdata/killercoda")
+	if len(tps) != 0 {
+		t.Errorf("track problems are LoadDir's to say, once: %v", tps)
+	}
+	if len(tracks) != 1 || tracks[0].ID != "killercoda" || tracks[0].Title.In("en") != "podpath's own Killercoda course" || !slices.Equal(tracks[0].Labs, []string{"pods-first", "node-runtime"}) {
+		t.Fatalf("tracks: %+v", tracks)
+	}
+	if ps := CheckTracks(tracks, all); len(ps) != 0 {
+		t.Errorf("the track lists labs that are not there: %v", ps)
+	}
+}
+
+// Each broken form is reported with its file and leaves that scenario out;
+// the others load, and two folders whose names make one id are told apart.
+func TestLoadKillercodaBroken(t *testing.T) {
+	all, problems := LoadDir("testdata/killercoda-broken")
+	if len(problems.Fatal()) != 0 {
+		t.Errorf("a scenario's problems do not stop the others: %v", problems.Fatal())
+	}
+	var ids []string
+	for _, l := range all {
+		ids = append(ids, l.ID)
+	}
+	slices.Sort(ids)
+	if len(ids) != 3 || ids[0] != "good" || !strings.HasPrefix(ids[1], "same-name-") || !strings.HasPrefix(ids[2], "same-name-") || ids[1] == ids[2] {
+		t.Errorf("loaded %v; want good and two distinct same-name-<hash> ids", ids)
+	}
+	for _, l := range all {
+		if !idRE.MatchString(l.ID) {
+			t.Errorf("lab id %q is not a valid id", l.ID)
+		}
+	}
+	for _, want := range []struct{ file, says string }{
+		{"empty-index/index.json", "the file is empty"},
+		{"bad-json/index.json", "line 4: invalid character ']'"},
+		{"plain-vm/index.json", `environment "ubuntu" (backend.imageid) is not one podpath runs`},
+		{"missing-text/index.json", "details.steps[0].text names step1.md, which is not in"},
+		{"missing-text/index.json", "details.steps[0].verify names verify1.sh"},
+		{"no-steps/index.json", "the scenario has no steps"},
+	} {
+		found := false
+		for _, p := range problems {
+			if strings.HasSuffix(p.File, want.file) && strings.Contains(p.String(), want.says) && p.Scenario && !p.Warning {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no problem in %s saying %q; problems:\n%v", want.file, want.says, problems)
+		}
+	}
+	// A missing asset is a warning (Killercoda's own repositories have
+	// them), given with the scenario's other problems.
+	warned := false
+	for _, p := range problems {
+		if strings.HasSuffix(p.File, "missing-text/index.json") && p.Warning && strings.Contains(p.Message, "no file in assets/ matches nothing-*.yaml") {
+			warned = true
+		}
+	}
+	if !warned {
+		t.Errorf("a missing asset is a warning: %v", problems)
+	}
+}
+
+func TestKillercodaEnvironments(t *testing.T) {
+	for id, want := range map[string]int{
+		"kubernetes-kubeadm-1node": 0, "kubernetes-kubeadm-2nodes": 1, "kubernetes-kubeadm-1node-4GB": 0,
+		"kubernetes-kubeadm-2nodes-rapid": 1, "kubernetes-kubeadm-1node-4GB-rapid": 0, "kubernetes-k3s-1node": 0,
+		"kubernetes-k3s-2nodes": 1, "kubernetes-kubeadm-2nodes-ubuntu20.04": 1, "kubernetes-cluster:1.21": 1,
+	} {
+		if got, err := kcWorkers(id); err != nil || got != want {
+			t.Errorf("%s: %d workers, %v; want %d", id, got, err, want)
+		}
+	}
+	for _, id := range []string{"ubuntu", "ubuntu-4GB", "kubernetes-kubeadm-3nodes", ""} {
+		if _, err := kcWorkers(id); err == nil {
+			t.Errorf("%q is refused", id)
+		} else if !strings.Contains(err.Error(), "kubernetes-kubeadm-1node") {
+			t.Errorf("%q: the message names what runs: %v", id, err)
+		}
+	}
+}
+
+func TestKillercodaMarkdown(t *testing.T) {
+	for _, c := range []struct {
+		name, in, want string
+		commands       []string
+	}{
+		{"fenced exec", "Run:\n\n```\nkubectl get pods\nkubectl get nodes\n```{{exec}}\n",
+			"Run:\n\n```bash controlplane\nkubectl get pods\nkubectl get nodes\n```\n", []string{"kubectl get pods\nkubectl get nodes"}},
+		{"exec interrupt, language and highlight", "```yaml{2}\nwatch date\n```{{exec interrupt}}",
+			"```bash controlplane interrupt\nwatch date\n```", []string{"watch date"}},
+		{"fenced copy keeps its language", "```yaml\nkind: Pod\n```{{copy}}", "```yaml\nkind: Pod\n```", nil},
+		{"fenced copy without a language", "```\nkind: Pod\n```{{copy}}", "```text\nkind: Pod\n```", nil},
+		{"plain fence", "```\nls\n```", "```\nls\n```", nil},
+		{"inline exec on its own line", "`kubectl get ns`{{exec}}", "```bash controlplane\nkubectl get ns\n```", []string{"kubectl get ns"}},
+		{"inline exec as a list item", "- `k get po`{{exec}}", "-\n  ```bash controlplane\n  k get po\n  ```", []string{"k get po"}},
+		{"inline exec in a sentence", "Run `date`{{exec}} and `id`{{copy}} or `uname`{{}}.", "Run `date` and `id` or `uname`.", []string{"date"}},
+		{"Katacoda's execute", "`whoami`{{execute}}", "```bash controlplane\nwhoami\n```", []string{"whoami"}},
+		{"other braces are text", "Helm: `{{ .Values.x }}` and {{ .Release.Name }}", "Helm: `{{ .Values.x }}` and {{ .Release.Name }}", nil},
+		{"go-template in a command", "```\nkubectl get cm -o go-template='{{.data.k}}'\n```{{exec}}",
+			"```bash controlplane\nkubectl get cm -o go-template='{{.data.k}}'\n```", []string{"kubectl get cm -o go-template='{{.data.k}}'"}},
+		{"indented in a list", "1. Apply:\n   ```\n   kubectl apply -f x.yaml\n   ```{{exec}}",
+			"1. Apply:\n   ```bash controlplane\n   kubectl apply -f x.yaml\n   ```", []string{"kubectl apply -f x.yaml"}},
+		{"unclosed fence stays", "```\nls {{exec}}", "```\nls {{exec}}", nil},
+	} {
+		got, commands, _ := kcMarkdown(c.in)
+		if got != c.want {
+			t.Errorf("%s:\n%q\nwant\n%q", c.name, got, c.want)
+		}
+		if !slices.Equal(commands, c.commands) {
+			t.Errorf("%s: commands %q, want %q", c.name, commands, c.commands)
+		}
+	}
+	if _, _, w := kcMarkdown("[open]({{TRAFFIC_HOST1_80}})"); len(w) != 1 || !strings.Contains(w[0], "TRAFFIC_HOST1_80") {
+		t.Errorf("a traffic link is not served yet and says so: %v", w)
+	}
+	_, _, w := kcMarkdown("![logo](./intro.jpg) ![web](https://example.com/a.png)\n<img src=\"../assets/logo.png\" style=\"width: 50px\">")
+	if len(w) != 2 || !strings.Contains(w[0], "./intro.jpg") || !strings.Contains(w[1], "../assets/logo.png") {
+		t.Errorf("images of the scenario folder are not served yet and say so (a web address is fine): %v", w)
+	}
+}

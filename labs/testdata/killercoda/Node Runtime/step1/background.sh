@@ -1,0 +1,1 @@
+touch /tmp/step1-background
