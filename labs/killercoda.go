@@ -448,11 +448,13 @@ func loadScenario(fsys fs.FS, dir, id string, display func(string) string) (*Lab
 		}
 		if bg := in.background(); bg != "" {
 			if _, name := read("details.intro.background", bg); name != "" {
-				l.Setup = append(l.Setup, kcBackground(name, "intro")...)
+				l.Setup = append(l.Setup, kcBackground(name, "intro", true)...)
 			}
 		}
-		if in.foreground() != "" {
-			warn("details.intro.foreground", "foreground scripts are not typed into the terminal yet: %s does not run (docs/KILLERCODA.md)", in.foreground())
+		if fg := in.foreground(); fg != "" {
+			if _, name := read("details.intro.foreground", fg); name != "" {
+				l.Setup = append(l.Setup, kcForeground(name, "intro")...)
+			}
 		}
 	}
 	if len(sc.Details.Steps) == 0 {
@@ -471,9 +473,7 @@ func loadScenario(fsys fs.FS, dir, id string, display func(string) string) (*Lab
 			for _, w := range ws {
 				warn(where+".text", "%s", w)
 			}
-			for _, c := range commands {
-				st.Solve = append(st.Solve, Action{Run: kcShellPrelude + c, Node: names.ControlPlane})
-			}
+			st.Solve = kcSolve(commands)
 		}
 		if p.Verify != "" {
 			if script, name := read(where+".verify", p.Verify); name != "" {
@@ -492,23 +492,71 @@ func loadScenario(fsys fs.FS, dir, id string, display func(string) string) (*Lab
 		}
 		if bg := p.background(); bg != "" {
 			if _, name := read(where+".background", bg); name != "" {
-				warn(where+".background", "step background scripts do not run when the step starts yet: %s does not run (docs/KILLERCODA.md)", name)
+				if i == 0 {
+					l.Setup = append(l.Setup, kcBackground(name, st.ID, true)...)
+				} else {
+					st.Start = kcBackground(name, st.ID, false)
+				}
 			}
 		}
-		if p.foreground() != "" {
-			warn(where+".foreground", "foreground scripts are not typed into the terminal yet: %s does not run (docs/KILLERCODA.md)", p.foreground())
+		if fg := p.foreground(); fg != "" {
+			if _, name := read(where+".foreground", fg); name != "" {
+				if i == 0 {
+					l.Setup = append(l.Setup, kcForeground(name, st.ID)...)
+				} else {
+					st.Start = append(st.Start, kcForeground(name, st.ID)...)
+				}
+			}
 		}
 		l.Steps = append(l.Steps, st)
 	}
 	if f := sc.Details.Finish; f != nil && f.Text != "" {
-		read("details.finish.text", f.Text)
-		warn("details.finish.text", "the finish text is not shown yet: the lab ends on podpath's own end page (docs/KILLERCODA.md)")
+		if md, _ := read("details.finish.text", f.Text); md != "" {
+			body, _, ws := kcMarkdown(md)
+			l.Finish = Text{"en": body}
+			for _, w := range ws {
+				warn("details.finish.text", "%s", w)
+			}
+		}
 	}
 	if len(problems) > 0 {
 		return nil, append(problems, warnings...)
 	}
 	l.Warnings = warnings
 	return l, nil
+}
+
+var (
+	// kcSSHRE is a command that logs in to a node: the commands after it
+	// run there, as they would in the terminal it was typed into.
+	kcSSHRE = regexp.MustCompile(`^ssh(?:\s+-[oip]\s+\S+|\s+-\S+)*\s+(?:root@)?(node01|controlplane)$`)
+	// kcInteractiveRE is a command that waits for a person (an editor, a
+	// pager, a watch, a shell inside a container): a solve cannot run it.
+	kcInteractiveRE = regexp.MustCompile(`^(?:sudo\s+)?(?:vi|vim|nano|emacs|less|more|top|htop|watch|tmux|screen)\b|\bkubectl\s+edit\b|\s-(?:it|ti)\b|^(?:bash|sh)$`)
+)
+
+// kcSolve turns a step's {{exec}} commands into its solve: each runs where
+// it would have been typed (after "ssh node01", on node01, until "exit"),
+// and those that wait for a person are left out.
+func kcSolve(commands []string) []Action {
+	var solve []Action
+	node := names.ControlPlane
+	for _, c := range commands {
+		line := strings.TrimSpace(c)
+		if m := kcSSHRE.FindStringSubmatch(line); m != nil {
+			node = m[1]
+			continue
+		}
+		if line == "exit" || line == "logout" {
+			node = names.ControlPlane
+			continue
+		}
+		if kcInteractiveRE.MatchString(line) {
+			continue
+		}
+		solve = append(solve, Action{Run: kcShellPrelude + c, Node: node})
+	}
+	return solve
 }
 
 // kcVerifyTimeout bounds one run of a verify script: real ones wait for a
@@ -521,21 +569,48 @@ const kcShellPrelude = "cd /root 2>/dev/null\nshopt -s expand_aliases\nalias k=k
 
 // kcBackground runs a background script hidden, on the control plane, as
 // root, with its output in /var/log/killercoda: the script is put beside
-// the others and started as a transient systemd unit. Setup waits up to a
-// minute for it to end, so that the learner's first command finds what it
+// the others and started once (a step passed again does not start it
+// again) as a transient systemd unit. At setup (wait) it is given up to a
+// minute to end, so that the learner's first command finds what it
 // prepares; one that runs longer (some start a daemon, or wait for the
-// learner) goes on in the background, as on Killercoda.
-func kcBackground(name, which string) []Action {
+// learner) goes on in the background, as on Killercoda. When a step
+// begins nothing waits for it: the learner's Check does not.
+func kcBackground(name, which string, wait bool) []Action {
 	dst := kcBackgroundDir + "/" + which + "-background.sh"
 	log := kcLogDir + "/" + which + "_background.log"
 	unit := "killercoda-" + which + "-background"
-	return []Action{
-		{Copy: name, To: dst},
-		{Run: "systemctl stop " + unit + " 2>/dev/null; systemctl reset-failed " + unit + " 2>/dev/null\n" +
-			"systemd-run --quiet --unit " + unit + " --setenv=KUBECONFIG=/etc/kubernetes/admin.conf --setenv=HOME=/root " +
-			"sh -c 'cd /root && exec bash " + dst + " > " + log + " 2>&1'\n" +
-			"for i in $(seq 60); do systemctl is-active --quiet " + unit + " || exit 0; sleep 1; done"},
+	run := "[ -e " + dst + ".started ] && exit 0\ntouch " + dst + ".started\n" +
+		"systemd-run --quiet --unit " + unit + " --setenv=KUBECONFIG=/etc/kubernetes/admin.conf --setenv=HOME=/root " +
+		"sh -c 'cd /root && exec bash " + dst + " > " + log + " 2>&1'"
+	if wait {
+		run += "\nfor i in $(seq 60); do systemctl is-active --quiet " + unit + " || exit 0; sleep 1; done"
 	}
+	return []Action{{Copy: name, To: dst}, {Run: run}}
+}
+
+// KeeperTmux and KeeperSession are the tmux that keeps each node's learner
+// shell and its session (sandbox.KeeperCommand; a test there keeps them
+// the same).
+const (
+	KeeperTmux    = "tmux -L podpath -f /etc/podpath/tmux.conf"
+	KeeperSession = "main"
+)
+
+// kcForeground types a foreground script into the learner's shell on the
+// control plane, line by line as Killercoda does (empty lines skipped),
+// once: through the tmux session that keeps the shell, which it starts if
+// the learner has not opened the terminal yet, so the learner finds the
+// commands and their output there, whichever browser they use.
+func kcForeground(name, which string) []Action {
+	dst := kcBackgroundDir + "/" + which + "-foreground.sh"
+	run := "[ -e " + dst + ".typed ] && exit 0\ntouch " + dst + ".typed\n" +
+		"T='" + KeeperTmux + "'\n" +
+		"$T has-session -t " + KeeperSession + " 2>/dev/null || $T new-session -d -s " + KeeperSession + " -c /root 'bash -l'\n" +
+		// A shell just started prints its prompt first, so the typed
+		// lines come after it, as a learner's would.
+		"for i in $(seq 50); do $T capture-pane -p -t " + KeeperSession + " | grep -q '[#$] *$' && break; sleep 0.1; done\n" +
+		"while IFS= read -r line || [ -n \"$line\" ]; do [ -z \"$line\" ] && continue; $T send-keys -t " + KeeperSession + " -l -- \"$line\"; $T send-keys -t " + KeeperSession + " Enter; done < " + dst
+	return []Action{{Copy: name, To: dst}, {Run: run}}
 }
 
 // chmodRE is what an asset's chmod may be: a mode chmod takes.

@@ -98,18 +98,46 @@ func TestLoadKillercodaCourse(t *testing.T) {
 	if first.Steps[1].Unverified {
 		t.Error("step 2 has a verify script")
 	}
+	if first.Finish.In("en") != "You ran a Pod on a one-node cluster.\n" {
+		t.Errorf("finish: %q", first.Finish.In("en"))
+	}
 	if !strings.Contains(first.Intro.In("en"), "`/root/manifests`;") {
 		t.Errorf("intro: the empty {{}} after inline code goes: %q", first.Intro.In("en"))
 	}
 
-	// The two-node scenario: code (Katacoda's foreground) and a step's
-	// background are not run yet, and say so.
-	var warned []string
-	for _, w := range runtime.Warnings {
-		warned = append(warned, w.Field)
-	}
-	if !slices.Equal(warned, []string{"details.intro.foreground", "details.steps[0].background"}) {
+	// The two-node scenario: code (Katacoda's foreground) is typed into
+	// the learner's shell on the control plane through its tmux keeper,
+	// once, at setup.
+	if len(runtime.Warnings) != 0 {
 		t.Errorf("node-runtime's warnings %v", runtime.Warnings)
+	}
+	typed := ""
+	for _, a := range runtime.Setup {
+		if strings.Contains(a.Run, "send-keys") {
+			typed = a.Run
+		}
+	}
+	for _, want := range []string{KeeperTmux, "new-session -d -s main -c /root 'bash -l'", "send-keys -t main -l --", kcBackgroundDir + "/intro-foreground.sh.typed ] && exit 0"} {
+		if !strings.Contains(typed, want) {
+			t.Errorf("the intro's foreground: %q lacks %q", typed, want)
+		}
+	}
+	// A step's background starts as the step begins: the first step's at
+	// setup, after the intro's; a later one's when the step before is done.
+	var setupRuns []string
+	for _, a := range runtime.Setup {
+		setupRuns = append(setupRuns, a.Copy+a.Run)
+	}
+	if s := strings.Join(setupRuns, "\n"); !strings.Contains(s, "step1/background.sh") || !strings.Contains(s, "--unit killercoda-step1-background") {
+		t.Errorf("step 1's background is part of setup:\n%s", s)
+	}
+	start := first.Steps[1].Start
+	if len(start) != 2 || start[0].Copy != "step2-background.sh" || !strings.Contains(start[1].Run, "--unit killercoda-step2-background") ||
+		!strings.Contains(start[1].Run, ".started ] && exit 0") || strings.Contains(start[1].Run, "seq 60") {
+		t.Errorf("step 2's background starts once when it begins, without a wait: %+v", start)
+	}
+	if len(first.Steps[0].Start) != 0 || len(first.Steps[2].Start) != 0 {
+		t.Error("steps 1 and 3 of pods-first have no background")
 	}
 	if v := runtime.Steps[0].Checks[0].Probe.Script.Script; !strings.Contains(v, "ssh node01 crictl ps --name runner") {
 		t.Errorf("verify scripts run as written (ssh node01, crictl): %q", v)
@@ -235,5 +263,21 @@ func TestKillercodaMarkdown(t *testing.T) {
 	_, _, w := kcMarkdown("![logo](./intro.jpg) ![web](https://example.com/a.png)\n<img src=\"../assets/logo.png\" style=\"width: 50px\">")
 	if len(w) != 2 || !strings.Contains(w[0], "./intro.jpg") || !strings.Contains(w[1], "../assets/logo.png") {
 		t.Errorf("images of the scenario folder are not served yet and say so (a web address is fine): %v", w)
+	}
+}
+
+// A step's {{exec}} commands are its solve, each run where the learner's
+// terminal would be: after "ssh node01" on node01 until "exit"; an editor,
+// a pager or a watch waits for a person and is left out.
+func TestKillercodaSolve(t *testing.T) {
+	var got []string
+	for _, a := range kcSolve([]string{"kubectl get nodes", "ssh node01", "crictl ps", "vim /etc/kubernetes/kubelet.conf",
+		"exit", "watch kubectl get pods", "kubectl edit deploy web", "kubectl exec -it web -- sh", "ssh -o StrictHostKeyChecking=no node01",
+		"systemctl restart kubelet", "logout", "k get po"}) {
+		got = append(got, a.Node+": "+strings.TrimPrefix(a.Run, kcShellPrelude))
+	}
+	want := []string{"controlplane: kubectl get nodes", "node01: crictl ps", "node01: systemctl restart kubelet", "controlplane: k get po"}
+	if !slices.Equal(got, want) {
+		t.Errorf("solve\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

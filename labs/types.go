@@ -82,6 +82,9 @@ type Lab struct {
 	Verbatim bool `yaml:"-" json:"-"`
 	// Killercoda marks a lab loaded from a Killercoda scenario's index.json.
 	Killercoda bool `yaml:"-" json:"-"`
+	// Finish is Markdown shown at the lab's end, above the takeaways, by
+	// language (a Killercoda scenario's finish text).
+	Finish Text `yaml:"-" json:"-"`
 }
 
 // Render fills Markdown md of the lab with data; a verbatim lab's text is
@@ -122,6 +125,10 @@ type Step struct {
 	Answer Text     `yaml:"answer,omitempty" json:"answer,omitempty"`
 	Checks []Check  `yaml:"checks" json:"checks"`
 	Solve  []Action `yaml:"solve" json:"-"`
+	// Start runs on the cluster when the step begins: when the step before
+	// it is done (a Killercoda step's background script). The first
+	// step's is part of the lab's setup instead.
+	Start []Action `yaml:"-" json:"-"`
 	// Unverified marks a step nothing verifies (a Killercoda step with no
 	// verify script): its one check always passes, and labs test reports
 	// it as not testable rather than passed.

@@ -221,6 +221,13 @@ func runLab(ctx context.Context, target grader.Target, lab *labs.Lab, res LabRes
 		step := &lab.Steps[i]
 		start := time.Now()
 		sr := StepResult{Lab: lab.ID, Step: step.ID}
+		// The step begins, as it does when the one before is passed.
+		if err := g.Run(ctx, step.Start, nil); err != nil {
+			sr.SolveErr = fmt.Errorf("the step's start: %w", err)
+			logf("   step %-28s FAILED: %v", step.ID, sr.SolveErr)
+			res.Steps = append(res.Steps, sr)
+			break
+		}
 		if step.Unverified || len(step.Solve) == 0 {
 			sr.NotTestable = "nothing to run as a solve"
 			if step.Unverified {

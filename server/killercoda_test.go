@@ -15,7 +15,8 @@ import (
 // while {{exec}} becomes a run button on the control plane. (The same
 // scenarios run on real clusters in scripts/test's labs test.)
 func TestKillercodaScenariosServed(t *testing.T) {
-	e := startServerWith(t, testConfig(testenv.Postgres(t)), fakesandbox.New(), nil, "../labs/testdata/killercoda")
+	fake := fakesandbox.New()
+	e := startServerWith(t, testConfig(testenv.Postgres(t)), fake, nil, "../labs/testdata/killercoda")
 	c := newClient(t, e.url)
 
 	var list []struct {
@@ -71,5 +72,44 @@ func TestKillercodaScenariosServed(t *testing.T) {
 	}
 	if strings.Contains(text, "{{exec}}") {
 		t.Errorf("a marker is left in the text:\n%s", text)
+	}
+
+	// Step 2's background script starts when step 2 begins: once step 1
+	// is passed, not before. (The fake's nodes pass every script.)
+	waitReady(t, c, sess.ID)
+	clusters := fake.Clusters()
+	if len(clusters) != 1 {
+		t.Fatalf("clusters %v", clusters)
+	}
+	ran := func() string { return strings.Join(fake.Execs(clusters[0]), "\n") }
+	if !strings.Contains(ran(), "killercoda-intro-background") || strings.Contains(ran(), "killercoda-step2-background") {
+		t.Fatalf("at setup the intro's background starts, and step 2's does not:\n%s", ran())
+	}
+	if r := c.do("POST", "/api/sessions/"+sess.ID+"/steps/step1/check", nil); r.status != 200 || !strings.Contains(string(r.body), `"passed":true`) {
+		t.Fatalf("check step 1: %d %s", r.status, r.body)
+	}
+	if !strings.Contains(ran(), "--unit killercoda-step2-background") {
+		t.Errorf("step 1 passed, and step 2's background did not start:\n%s", ran())
+	}
+
+	// The scenario's finish text ends the lab, once every step is done.
+	var sv struct {
+		Summary *struct {
+			FinishHTML string   `json:"finishHtml"`
+			Takeaways  []string `json:"takeaways"`
+		}
+	}
+	c.do("GET", "/api/sessions/"+sess.ID, nil).json(t, &sv)
+	if sv.Summary != nil {
+		t.Fatalf("a summary before the last step: %+v", sv.Summary)
+	}
+	for _, st := range []string{"step2", "step3"} {
+		if r := c.do("POST", "/api/sessions/"+sess.ID+"/steps/"+st+"/check", nil); r.status != 200 || !strings.Contains(string(r.body), `"passed":true`) {
+			t.Fatalf("check %s: %d %s", st, r.status, r.body)
+		}
+	}
+	c.do("GET", "/api/sessions/"+sess.ID, nil).json(t, &sv)
+	if sv.Summary == nil || sv.Summary.FinishHTML != "<p>You ran a Pod on a one-node cluster.</p>\n" || len(sv.Summary.Takeaways) != 0 {
+		t.Errorf("the end of the lab: %+v", sv.Summary)
 	}
 }

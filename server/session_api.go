@@ -143,6 +143,11 @@ func (s *Server) sessionView(c echo.Context, sess *store.LabSession) (*SessionVi
 		v.CurrentStep = cur.ID
 	}
 	v.Summary = labSummary(l, s.labs, steps, sess.CreatedAt, lg)
+	if md := l.Finish.In(lg); v.Summary != nil && md != "" {
+		if v.Summary.FinishHTML, err = s.renderStep(ctx, sess, l, md, lg); err != nil {
+			return nil, err
+		}
+	}
 	if v.Summary != nil && v.Workshop != nil {
 		// A workshop's lab leads to the workshop's next lab, not the catalog's.
 		v.Summary.Next = nil

@@ -16,9 +16,12 @@ type SummaryView struct {
 	Skipped []StepBase `json:"skipped"`
 	// DurationMS runs from the session's start to the last step's last
 	// attempt (FinishedAt).
-	DurationMS int64        `json:"durationMs"`
-	FinishedAt time.Time    `json:"finishedAt"`
-	Takeaways  []string     `json:"takeaways"`
+	DurationMS int64     `json:"durationMs"`
+	FinishedAt time.Time `json:"finishedAt"`
+	Takeaways  []string  `json:"takeaways"`
+	// FinishHTML is the lab's finish text rendered (a Killercoda
+	// scenario's), shown above the takeaways.
+	FinishHTML string       `json:"finishHtml,omitempty"`
 	Next       *NextLabView `json:"next,omitempty"`
 }
 

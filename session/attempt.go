@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/podpath/podpath/grader"
+	"github.com/podpath/podpath/labs"
 	"github.com/podpath/podpath/progress"
 	"github.com/podpath/podpath/store"
 )
@@ -117,5 +118,25 @@ func (e *Engine) Attempt(ctx context.Context, sess *store.LabSession, stepID, an
 		return nil, notSaved("errattemptnotsaved", "this attempt could not be saved, so it does not count yet; try again in a moment")
 	}
 	e.publish(sess.ID, EventAttempt, a)
+	if a.Passed {
+		// The next step begins now: what it runs as it begins (a
+		// Killercoda step's background script) starts. A failure here is
+		// the lab's, not the attempt's: it is logged.
+		if next := nextStep(lab.Steps, stepID); next != nil && len(next.Start) > 0 {
+			if err := g.Run(ctx, next.Start, nil); err != nil {
+				e.log.Error("start a step", "session", sess.ID, "step", next.ID, "err", err)
+			}
+		}
+	}
 	return a, nil
+}
+
+// nextStep is the step after id in the lab's order, or nil.
+func nextStep(steps []labs.Step, id string) *labs.Step {
+	for i := range steps {
+		if steps[i].ID == id && i+1 < len(steps) {
+			return &steps[i+1]
+		}
+	}
+	return nil
 }

@@ -346,6 +346,12 @@
       li.textContent = st.title + " — " + T[was];
       steps.appendChild(li);
     }
+    // A Killercoda scenario's finish text, rendered and sanitized by the
+    // server as a step's text is.
+    const finish = $("end-finish");
+    finish.innerHTML = sum.finishHtml || "";
+    finish.hidden = !sum.finishHtml;
+    $("end-takeaways-title").hidden = !(sum.takeaways || []).length;
     const tk = $("end-takeaways");
     tk.innerHTML = "";
     for (const line of sum.takeaways || []) {

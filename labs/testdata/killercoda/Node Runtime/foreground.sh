@@ -1,1 +1,2 @@
-echo "waiting for the scenario"; while [ ! -f /tmp/ready ]; do sleep 1; done
+echo "node01 answers: $(ssh node01 hostname)" | tee /tmp/foreground-typed
+
