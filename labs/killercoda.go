@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -90,13 +91,17 @@ func (s *kcString) UnmarshalJSON(b []byte) error {
 
 // kcStructure is structure.json.
 type kcStructure struct {
+	Title       string   `json:"title"`
+	Description string   `json:"description"`
+	Items       []kcItem `json:"items"`
+}
+
+// kcItem is a scenario or a course of a structure.json, by its path from
+// the file's folder.
+type kcItem struct {
+	Path        string `json:"path"`
 	Title       string `json:"title"`
 	Description string `json:"description"`
-	Items       []struct {
-		Path        string `json:"path"`
-		Title       string `json:"title"`
-		Description string `json:"description"`
-	} `json:"items"`
 }
 
 // kcEnvRE reads a Killercoda Kubernetes environment: kubeadm (or k3s,
@@ -218,19 +223,10 @@ func LoadScenarios(fsys fs.FS, root string, opts LoadOptions) ([]*Lab, []*Track,
 		loaded[l.ID] = true
 	}
 	for _, t := range tracks {
-		t.Labs = slicesFilter(t.Labs, func(id string) bool { return loaded[id] })
+		t.Labs = slices.DeleteFunc(t.Labs, func(id string) bool { return !loaded[id] })
 	}
+	tracks = slices.DeleteFunc(tracks, func(t *Track) bool { return len(t.Labs) == 0 })
 	return labs, tracks, problems
-}
-
-func slicesFilter(s []string, keep func(string) bool) []string {
-	var out []string
-	for _, v := range s {
-		if keep(v) {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // kcTracks reads root's structure.json and those of its courses. listed is
@@ -314,11 +310,7 @@ func kcTracks(fsys fs.FS, root string, ids map[string]string, display func(strin
 		st := &kcStructure{Title: it.Title, Description: it.Description}
 		for d := range ids {
 			if strings.HasPrefix(d, dir+"/") {
-				st.Items = append(st.Items, struct {
-					Path        string `json:"path"`
-					Title       string `json:"title"`
-					Description string `json:"description"`
-				}{Path: strings.TrimPrefix(d, dir+"/")})
+				st.Items = append(st.Items, kcItem{Path: strings.TrimPrefix(d, dir+"/")})
 			}
 		}
 		sort.Slice(st.Items, func(i, j int) bool { return st.Items[i].Path < st.Items[j].Path })

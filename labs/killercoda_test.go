@@ -281,3 +281,31 @@ func TestKillercodaSolve(t *testing.T) {
 		t.Errorf("solve\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// A repository's structure.json decides what loads and in which order:
+// a scenario it lists, a course with a structure.json of its own (its
+// order, the item's title), a course without one (its scenarios in folder
+// order); a scenario it does not list is hidden, as on Killercoda.
+func TestKillercodaCourses(t *testing.T) {
+	all, problems := LoadDir("testdata/killercoda-courses")
+	if len(problems) != 0 {
+		t.Fatalf("problems: %v", problems)
+	}
+	var ids []string
+	for _, l := range all {
+		ids = append(ids, l.ID)
+	}
+	slices.Sort(ids)
+	if !slices.Equal(ids, []string{"cka-a", "cka-b", "ckad-x", "ckad-y", "warmup"}) {
+		t.Errorf("loaded %v: hidden is not listed and does not load", ids)
+	}
+	tracks, _ := LoadDirTracks("testdata/killercoda-courses")
+	var got []string
+	for _, tr := range tracks {
+		got = append(got, tr.ID+" "+tr.Title.In("en")+": "+strings.Join(tr.Labs, ","))
+	}
+	want := []string{"killercoda-courses killercoda-courses: warmup", "cka CKA practice: cka-b,cka-a", "ckad CKAD practice: ckad-x,ckad-y"}
+	if !slices.Equal(got, want) {
+		t.Errorf("tracks\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
