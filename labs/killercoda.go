@@ -226,6 +226,23 @@ func LoadScenarios(fsys fs.FS, root string, opts LoadOptions) ([]*Lab, []*Track,
 		t.Labs = slices.DeleteFunc(t.Labs, func(id string) bool { return !loaded[id] })
 	}
 	tracks = slices.DeleteFunc(tracks, func(t *Track) bool { return len(t.Labs) == 0 })
+	// Scenarios are numbered after podpath's own labs, in their tracks'
+	// order and then by folder, so that a lab's "next lab" is the next
+	// scenario of its course.
+	pos := map[string]int{}
+	for _, t := range tracks {
+		for _, id := range t.Labs {
+			if _, ok := pos[id]; !ok {
+				pos[id] = len(pos) + 1
+			}
+		}
+	}
+	for _, l := range labs {
+		if _, ok := pos[l.ID]; !ok {
+			pos[l.ID] = len(pos) + 1
+		}
+		l.Order = kcOrderBase + pos[l.ID]
+	}
 	return labs, tracks, problems
 }
 
@@ -356,6 +373,9 @@ func jsonMessage(raw []byte, err error) string {
 	}
 	return err.Error()
 }
+
+// kcOrderBase numbers scenarios after podpath's own labs: 101, 102, ...
+const kcOrderBase = 100
 
 // kcBackgroundDir holds a scenario's background scripts on the control
 // plane; kcLogDir their output, as on Killercoda.

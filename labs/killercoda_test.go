@@ -1,6 +1,7 @@
 package labs
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -36,6 +37,9 @@ func TestLoadKillercodaCourse(t *testing.T) {
 	}
 	if first.Level != "beginner" || runtime.Level != "intermediate" || first.Minutes != 15 || runtime.Minutes != 20 {
 		t.Errorf("levels %s, %s and minutes %d, %d; want beginner (Easy), intermediate, 15 (10-15 minutes), 20 (a number)", first.Level, runtime.Level, first.Minutes, runtime.Minutes)
+	}
+	if first.Order != 101 || runtime.Order != 102 {
+		t.Errorf("orders %d and %d: after podpath's labs, in structure.json's order", first.Order, runtime.Order)
 	}
 	if !first.Verbatim || !first.Killercoda {
 		t.Error("a scenario's texts are not Go templates")
@@ -307,5 +311,13 @@ func TestKillercodaCourses(t *testing.T) {
 	want := []string{"killercoda-courses killercoda-courses: warmup", "cka CKA practice: cka-b,cka-a", "ckad CKAD practice: ckad-x,ckad-y"}
 	if !slices.Equal(got, want) {
 		t.Errorf("tracks\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	var order []string
+	for _, l := range all {
+		order = append(order, fmt.Sprintf("%d %s", l.Order, l.ID))
+	}
+	slices.Sort(order)
+	if want := []string{"101 warmup", "102 cka-b", "103 cka-a", "104 ckad-x", "105 ckad-y"}; !slices.Equal(order, want) {
+		t.Errorf("orders %v, want %v", order, want)
 	}
 }
