@@ -87,7 +87,7 @@ func (b *builder) assembleRootfs(ctx context.Context, root string, in Inputs, bi
 		return err
 	}
 	// podpath's own containerd config (files/node/containerd.toml, config
-	// version 3) replaces kind's, which is still written for containerd 1.x
+	// version 4) replaces kind's, which is still written for containerd 1.x
 	// (version 2) and would be migrated in memory at every start.
 	config, err := nodeFiles.ReadFile("files/node/containerd.toml")
 	if err != nil {
