@@ -52,7 +52,7 @@ func (g *Grader) runAction(ctx context.Context, a *labs.Action, answer *string) 
 		if node == "" {
 			node = names.ControlPlane
 		}
-		_, errOut, code, err := g.nodeShell(ctx, node, "mkdir -p \"$(dirname "+shellQuote(a.To)+")\" && cat > "+shellQuote(a.To), bytes.NewReader(content))
+		_, errOut, code, err := g.nodeShell(ctx, node, "mkdir -p \"$(dirname "+labs.ShellQuote(a.To)+")\" && cat > "+labs.ShellQuote(a.To), bytes.NewReader(content))
 		if err != nil {
 			return err
 		}

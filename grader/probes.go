@@ -42,7 +42,7 @@ func (g *Grader) read(ctx context.Context, p *labs.Probe, answer string) (value,
 		}
 		return readValue(NoteValue, strings.TrimSpace(out)), nil
 	case p.File != nil:
-		out, _, code, err := g.nodeShell(ctx, p.File.Node, "cat -- "+shellQuote(p.File.Path), nil)
+		out, _, code, err := g.nodeShell(ctx, p.File.Node, "cat -- "+labs.ShellQuote(p.File.Path), nil)
 		if err != nil {
 			return value{}, err
 		}
@@ -53,7 +53,7 @@ func (g *Grader) read(ctx context.Context, p *labs.Probe, answer string) (value,
 	case p.Crictl != nil:
 		return g.readCrictl(ctx, p.Crictl)
 	case p.Unit != nil:
-		out, _, _, err := g.nodeShell(ctx, p.Unit.Node, "systemctl show -p ActiveState --value -- "+shellQuote(p.Unit.Unit), nil)
+		out, _, _, err := g.nodeShell(ctx, p.Unit.Node, "systemctl show -p ActiveState --value -- "+labs.ShellQuote(p.Unit.Unit), nil)
 		if err != nil {
 			return value{}, err
 		}
@@ -479,8 +479,4 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -703,7 +703,7 @@ func kcAssets(fsys fs.FS, dir string, assets map[string][]kcAsset, bad, warn fun
 				}
 				dst := path.Join(target, rel)
 				out = append(out, Action{Copy: "assets/" + f, To: dst, Node: node})
-				dsts = append(dsts, shellQuote(dst))
+				dsts = append(dsts, ShellQuote(dst))
 			}
 			if a.Chmod != "" {
 				out = append(out, Action{Run: "chmod " + a.Chmod + " " + strings.Join(dsts, " "), Node: node})
@@ -750,6 +750,7 @@ func firstNonEmpty(s ...string) string {
 	return ""
 }
 
-func shellQuote(s string) string {
+// ShellQuote quotes s as one word for a POSIX shell.
+func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

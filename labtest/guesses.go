@@ -140,13 +140,11 @@ func typedNotRun(step *labs.Step) []string {
 			if line == "" || strings.Contains(line, ".bash_history") {
 				continue
 			}
-			out = append(out, "# "+line, "echo "+shellQuote(line))
+			out = append(out, "# "+line, "echo "+labs.ShellQuote(line))
 		}
 	}
 	return out
 }
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // honesty tries the guesses on a step whose solve has not run, and returns
 // how many it tried and the ones the step passed with.
