@@ -30,6 +30,9 @@ type backend interface {
 // default, or kubernetes) with the given node image ("" for the default),
 // as the CLI and the engine use it.
 func openBackend(image string, log *slog.Logger) (backend, session.Sandboxes, error) {
+	if _, err := sandbox.RegistryMirrors(); err != nil {
+		return nil, nil, err
+	}
 	switch kind := os.Getenv("PODPATH_SANDBOX"); kind {
 	case "", "docker":
 		var opts []sandbox.Option

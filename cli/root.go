@@ -21,7 +21,7 @@ func Execute() int {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(serveCmd(), migrateCmd(), userCmd(), teamCmd(), nodeimageCmd(), sandboxCmd(), doctorCmd(), labsCmd(), benchCmd())
+	root.AddCommand(serveCmd(), migrateCmd(), userCmd(), teamCmd(), nodeimageCmd(), sandboxCmd(), doctorCmd(), labsCmd(), benchCmd(), mirrorCmd())
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "podpath:", err)
 		var ee exitError

@@ -132,7 +132,8 @@ func (m *Manager) setupNodes(ctx context.Context, nodes []Node) error {
 // of a new cluster, by alias: its alias as hostname, every node of the
 // cluster named in its /etc/hosts, one SSH key made for this cluster (so
 // `ssh node01` works from any node as root), and the shell keeper's tmux
-// configuration. Both backends run them.
+// configuration, and the registry mirrors' containerd hosts files
+// (mirrors.go). Both backends run them.
 func NodeSetupScripts(nodes []Node) (map[string]string, error) {
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
@@ -149,6 +150,10 @@ func NodeSetupScripts(nodes []Node) (map[string]string, error) {
 	privPEM := string(pem.EncodeToMemory(block))
 	pubLine := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(sshPub))) + " podpath"
 
+	ms, err := RegistryMirrors()
+	if err != nil {
+		return nil, err
+	}
 	var hosts strings.Builder
 	for _, n := range nodes {
 		fmt.Fprintf(&hosts, "%s\t%s # podpath\n", n.IP, n.Alias)
@@ -175,7 +180,7 @@ chmod 600 /root/.ssh/authorized_keys
 mkdir -p /etc/podpath
 cat > /etc/podpath/tmux.conf <<'EOF'
 %[5]sEOF
-`, n.Alias, hosts.String(), privPEM, pubLine, tmuxConf)
+`, n.Alias, hosts.String(), privPEM, pubLine, tmuxConf) + mirrorScript(ms)
 	}
 	return scripts, nil
 }

@@ -129,3 +129,41 @@ ensure_helm() {
 # The host cluster scripts/kube-up makes and scripts/kube-down removes.
 KUBE_HOST=${PODPATH_KUBE_HOST:-kubehost}
 KUBE_HOST_KUBECONFIG=${PODPATH_KUBE_HOST_KUBECONFIG:-/var/lib/podpath/$KUBE_HOST.kubeconfig}
+
+# start_mirror runs a registry mirror for learner nodes, as a site with no
+# internet would (docs/LABS.md "Images without internet"): the CNCF
+# Distribution registry built from the Go module proxy (`podpath mirror
+# registry`), on port 5001 of this host, filled with nginx and busybox built
+# from Debian packages under Docker Hub's names (`podpath mirror push`).
+# Nodes reach it at the address of Docker's default bridge on this host;
+# PODPATH_REGISTRY_MIRRORS, exported, points their containerd at it.
+MIRROR_PORT=${MIRROR_PORT:-5001}
+MIRROR_DIR=${MIRROR_DIR:-/var/lib/podpath-mirror}
+start_mirror() {
+  say "registry mirror for the nodes (built once, then cached): nginx and busybox from Debian packages"
+  registry=$("$PODPATH" mirror registry)
+  mkdir -p "$MIRROR_DIR" "$LOG_DIR"
+  cat >"$MIRROR_DIR/config.yml" <<CONFIG
+version: 0.1
+log:
+  level: warn
+storage:
+  filesystem:
+    rootdirectory: $MIRROR_DIR/data
+http:
+  addr: 0.0.0.0:$MIRROR_PORT
+CONFIG
+  if ! curl -fsS "http://127.0.0.1:$MIRROR_PORT/v2/" >/dev/null 2>&1; then
+    setsid nohup "$registry" serve "$MIRROR_DIR/config.yml" >"$LOG_DIR/registry.log" 2>&1 </dev/null &
+    for _ in $(seq 1 30); do
+      curl -fsS "http://127.0.0.1:$MIRROR_PORT/v2/" >/dev/null 2>&1 && break
+      sleep 1
+    done
+    curl -fsS "http://127.0.0.1:$MIRROR_PORT/v2/" >/dev/null 2>&1 || { tail -20 "$LOG_DIR/registry.log"; die "the registry did not start on port $MIRROR_PORT (log: $LOG_DIR/registry.log)"; }
+  fi
+  "$PODPATH" mirror push "127.0.0.1:$MIRROR_PORT" >/dev/null
+  gw=$(docker network inspect bridge --format '{{(index .IPAM.Config 0).Gateway}}')
+  [ -n "$gw" ] || die "Docker's default bridge has no gateway address for the nodes to reach the mirror"
+  export PODPATH_REGISTRY_MIRRORS="docker.io=http://$gw:$MIRROR_PORT"
+  echo "PODPATH_REGISTRY_MIRRORS=$PODPATH_REGISTRY_MIRRORS"
+}
