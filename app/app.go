@@ -6,6 +6,7 @@ package app
 
 import (
 	"context"
+	"github.com/google/uuid"
 	"github.com/podpath/podpath/accounts"
 	"github.com/podpath/podpath/limits"
 	"log/slog"
@@ -65,14 +66,17 @@ func New(cfg server.Config, d Deps) (*App, error) {
 	}
 	rep := replica.New(d.Store, d.Version, cfg.LeaseTTL, d.Log)
 	b := bus.New(d.Store, rep.ID.String(), d.Log)
-	sessions := session.NewSessions(EngineConfig(cfg), session.Deps{Store: d.Store, Sandboxes: d.Sandboxes, Labs: d.Labs, Log: d.Log}, b, rep)
+	var srv *server.Server
+	ecfg := EngineConfig(cfg)
+	ecfg.TrafficPattern = func(id uuid.UUID) string { return srv.TrafficPattern(id) }
+	sessions := session.NewSessions(ecfg, session.Deps{Store: d.Store, Sandboxes: d.Sandboxes, Labs: d.Labs, Log: d.Log}, b, rep)
 	hooks := webhooks.New(d.Store, nil, d.Log, webhooks.Options{Backoff: cfg.WebhookBackoff, MaxAttempts: cfg.WebhookMaxAttempts})
 	lim := limits.New(d.Store)
 	acc, err := accounts.New(accounts.Accounts{Store: d.Store, Limits: lim, PasswordLogin: cfg.PasswordLogin, AllowSignup: cfg.AllowSignup, SSO: cfg.SSO(), SessionTTL: cfg.SessionTTL})
 	if err != nil {
 		return nil, err
 	}
-	srv, err := server.New(cfg, server.Deps{Store: d.Store, Sessions: sessions, Accounts: acc, Limits: lim, Hooks: hooks, Bus: b, Replica: rep, Labs: d.Labs, Tracks: d.Tracks, Log: d.Log})
+	srv, err = server.New(cfg, server.Deps{Store: d.Store, Sessions: sessions, Accounts: acc, Limits: lim, Hooks: hooks, Bus: b, Replica: rep, Labs: d.Labs, Tracks: d.Tracks, Log: d.Log})
 	if err != nil {
 		return nil, err
 	}

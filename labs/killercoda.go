@@ -754,3 +754,12 @@ func firstNonEmpty(s ...string) string {
 func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// KillercodaHost is the setup action that writes a session's traffic
+// address pattern (PORT in place of the port) into the control plane's
+// /etc/killercoda/host, as Killercoda does: `sed 's/PORT/8080/'
+// /etc/killercoda/host` prints the address of the app on port 8080. It
+// runs before the scenario's own setup.
+func KillercodaHost(pattern string) Action {
+	return Action{Run: "mkdir -p /etc/killercoda && printf '%s\\n' " + ShellQuote(pattern) + " > /etc/killercoda/host"}
+}

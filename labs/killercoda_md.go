@@ -21,8 +21,9 @@ var (
 	kcFenceOpenRE = regexp.MustCompile("^(\\s*)(`{3,}|~{3,})\\s*([^`]*)$")
 	// kcInlineRE is inline code followed by an action.
 	kcInlineRE = regexp.MustCompile("(`+)([^`]+?)(`+)" + kcMarker)
-	// kcTrafficRE is a traffic link's variable.
-	kcTrafficRE = regexp.MustCompile(`\{\{\s*TRAFFIC_(?:HOST\d+_\d+|SELECTOR)\s*\}\}`)
+	// kcTrafficRE is a traffic link's variable: the port's address on a
+	// host (host1 is the control plane), or the port picker.
+	kcTrafficRE = regexp.MustCompile(`\{\{\s*TRAFFIC_(?:HOST(\d+)_(\d+)|SELECTOR)\s*\}\}`)
 	// kcImageRE is an image in Markdown or HTML, with its address.
 	kcImageRE = regexp.MustCompile(`!\[[^\]]*\]\(\s*<?([^)\s>]+)|<img[^>]*\ssrc=["']([^"']+)`)
 	// kcHighlightRE is a line highlight after a fence's language: yaml{2,5}.
@@ -112,8 +113,13 @@ func kcMarkdown(src string) (md string, commands []string, warnings []string) {
 				warnings = append(warnings, "images of the scenario folder ("+src+") are not served yet: the image does not show (docs/KILLERCODA.md)")
 			}
 		}
-		if kcTrafficRE.MatchString(line) {
-			warnings = append(warnings, "traffic links ("+kcTrafficRE.FindString(line)+") are not served yet: the link does not open (docs/KILLERCODA.md)")
+		for _, m := range kcTrafficRE.FindAllStringSubmatch(line, -1) {
+			if m[1] != "" && m[1] != "1" {
+				warnings = append(warnings, "traffic link "+m[0]+" names host "+m[1]+": podpath opens ports of the control plane (host 1); a NodePort answers there too (docs/KILLERCODA.md)")
+			}
+			if p, err := strconv.Atoi(m[2]); m[2] != "" && (err != nil || p < 1 || p > 65535) {
+				warnings = append(warnings, "traffic link "+m[0]+": "+m[2]+" is not a port (1-65535)")
+			}
 		}
 		out = append(out, line)
 	}
@@ -126,4 +132,36 @@ func trimIndent(lines []string, indent string) []string {
 		out[i] = strings.TrimPrefix(l, indent)
 	}
 	return out
+}
+
+// kcTraffic fills a verbatim text's traffic links for a session:
+// {{TRAFFIC_HOST1_<port>}} becomes the address of the port, and
+// {{TRAFFIC_SELECTOR}} a link to the page where the learner picks a port
+// (its address alone where the text makes the link itself).
+func kcTraffic(md string, data TemplateData) string {
+	if !strings.Contains(md, "TRAFFIC_") {
+		return md
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range kcTrafficRE.FindAllStringSubmatchIndex(md, -1) {
+		b.WriteString(md[last:m[0]])
+		last = m[1]
+		inLink := strings.HasSuffix(md[:m[0]], "](") || strings.HasSuffix(md[:m[0]], "href=\"")
+		switch {
+		case m[4] < 0 && inLink:
+			b.WriteString(data.TrafficPorts)
+		case m[4] < 0:
+			b.WriteString("[Traffic / Ports](" + data.TrafficPorts + ")")
+		default:
+			p, err := strconv.Atoi(md[m[4]:m[5]])
+			if err != nil {
+				b.WriteString(md[m[0]:m[1]])
+				continue
+			}
+			b.WriteString(data.Traffic(p))
+		}
+	}
+	b.WriteString(md[last:])
+	return b.String()
 }

@@ -76,8 +76,8 @@ func TestLoadKillercodaCourse(t *testing.T) {
 	// Steps: the verify script is the check, run on the control plane with
 	// its output as feedback; a step without one is marked unverified; the
 	// {{exec}} commands are the solve.
-	if len(first.Steps) != 3 {
-		t.Fatalf("%d steps, want 3", len(first.Steps))
+	if len(first.Steps) != 4 {
+		t.Fatalf("%d steps, want 4", len(first.Steps))
 	}
 	s1 := first.Steps[0]
 	if s1.ID != "step1" || s1.Title.In("en") != "Run the Pod" || len(s1.Checks) != 1 {
@@ -96,11 +96,14 @@ func TestLoadKillercodaCourse(t *testing.T) {
 	if !strings.Contains(s1.Body.In("en"), "{{ .Release.Name }}") || !strings.Contains(s1.Body.In("en"), "<details>") {
 		t.Errorf("step 1's text keeps Helm's braces and the <details> hint:\n%s", s1.Body.In("en"))
 	}
-	if s := first.Steps[2]; !s.Unverified || len(s.Checks) != 1 || s.Checks[0].Probe.Script == nil {
-		t.Errorf("step 3 has no verify script: %+v", s)
+	if s := first.Steps[3]; !s.Unverified || len(s.Checks) != 1 || s.Checks[0].Probe.Script == nil {
+		t.Errorf("step 4 has no verify script: %+v", s)
 	}
-	if first.Steps[1].Unverified {
-		t.Error("step 2 has a verify script")
+	if first.Steps[1].Unverified || first.Steps[2].Unverified {
+		t.Error("steps 2 and 3 have verify scripts")
+	}
+	if s3 := first.Steps[2]; !strings.Contains(s3.Body.In("en"), "({{TRAFFIC_HOST1_30080}})") || len(first.Warnings) != 0 {
+		t.Errorf("step 3's traffic link is kept for the session to fill, with no warning: %v\n%s", first.Warnings, s3.Body.In("en"))
 	}
 	if first.Finish.In("en") != "You ran a Pod on a one-node cluster.\n" {
 		t.Errorf("finish: %q", first.Finish.In("en"))
@@ -261,8 +264,17 @@ func TestKillercodaMarkdown(t *testing.T) {
 			t.Errorf("%s: commands %q, want %q", c.name, commands, c.commands)
 		}
 	}
-	if _, _, w := kcMarkdown("[open]({{TRAFFIC_HOST1_80}})"); len(w) != 1 || !strings.Contains(w[0], "TRAFFIC_HOST1_80") {
-		t.Errorf("a traffic link is not served yet and says so: %v", w)
+	if _, _, w := kcMarkdown("[open]({{TRAFFIC_HOST1_80}})"); len(w) != 0 {
+		t.Errorf("a traffic link of the control plane loads without a warning: %v", w)
+	}
+	if _, _, w := kcMarkdown("[open]({{TRAFFIC_HOST2_80}}) {{TRAFFIC_HOST1_99999}}"); len(w) != 2 || !strings.Contains(w[0], "host 2") || !strings.Contains(w[1], "not a port") {
+		t.Errorf("another host's link and a port out of range are warned about: %v", w)
+	}
+	d := TemplateData{TrafficPattern: "http://s1-PORT.localhost:8080/", TrafficPorts: "http://x/sessions/s1/traffic"}
+	l := &Lab{Verbatim: true}
+	got, _ := l.Render("[app]({{TRAFFIC_HOST1_30080}}) or {{ TRAFFIC_SELECTOR }} or [pick]({{TRAFFIC_SELECTOR}}); `{{.Values}}` stays", d)
+	if want := "[app](http://s1-30080.localhost:8080/) or [Traffic / Ports](http://x/sessions/s1/traffic) or [pick](http://x/sessions/s1/traffic); `{{.Values}}` stays"; got != want {
+		t.Errorf("traffic links of a session:\n got %q\nwant %q", got, want)
 	}
 	_, _, w := kcMarkdown("![logo](./intro.jpg) ![web](https://example.com/a.png)\n<img src=\"../assets/logo.png\" style=\"width: 50px\">")
 	if len(w) != 2 || !strings.Contains(w[0], "./intro.jpg") || !strings.Contains(w[1], "../assets/logo.png") {

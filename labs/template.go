@@ -1,6 +1,9 @@
 package labs
 
 import (
+	"strconv"
+	"strings"
+
 	"github.com/podpath/podpath/internal/names"
 )
 
@@ -14,6 +17,19 @@ type TemplateData struct {
 	Images Images
 	// Values are the session's drawn values (Lab.Values).
 	Values Values
+	// TrafficPattern is the address of the session's traffic ports with
+	// PORT in place of the port (docs/LABS.md "Web apps in the cluster").
+	TrafficPattern string
+	// TrafficPorts is the address of the page where the learner picks a
+	// port to open.
+	TrafficPorts string
+}
+
+// Traffic is the address that opens, in the browser, what listens on port
+// of the learner's nodes (a NodePort, or anything on the control plane):
+// {{ .Traffic 30080 }} in step text.
+func (d TemplateData) Traffic(port int) string {
+	return strings.ReplaceAll(d.TrafficPattern, "PORT", strconv.Itoa(port))
 }
 
 // Images names the preloaded workload images.
@@ -26,7 +42,8 @@ type Images struct {
 // step text before any cluster exists.
 func SampleData(l *Lab) TemplateData {
 	d := TemplateData{Cluster: "sample", Nodes: map[string]string{names.ControlPlane: names.ControlPlane},
-		Images: Images{Nginx: "nginx-image", Tools: "tools-image"}, Values: l.SampleValues()}
+		Images: Images{Nginx: "nginx-image", Tools: "tools-image"}, Values: l.SampleValues(),
+		TrafficPattern: "http://sample-PORT.localhost/", TrafficPorts: "/sessions/sample/traffic"}
 	for i := 1; i <= l.Cluster.Workers; i++ {
 		n := names.Worker(i)
 		d.Nodes[n] = n

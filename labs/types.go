@@ -88,10 +88,10 @@ type Lab struct {
 }
 
 // Render fills Markdown md of the lab with data; a verbatim lab's text is
-// returned as it is.
+// returned as it is but for Killercoda's traffic links.
 func (l *Lab) Render(md string, data TemplateData) (string, error) {
 	if l.Verbatim {
-		return md, nil
+		return kcTraffic(md, data), nil
 	}
 	return Render(l.ID, md, data)
 }

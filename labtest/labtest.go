@@ -212,7 +212,13 @@ func runLab(ctx context.Context, target grader.Target, lab *labs.Lab, res LabRes
 		return res
 	}
 	g := grader.New(target, lab)
-	if err := g.Run(ctx, lab.Setup, nil); err != nil {
+	setup := lab.Setup
+	if lab.Killercoda {
+		// No server here: the traffic address names the cluster, and
+		// opens nothing; the file is there as on Killercoda.
+		setup = append([]labs.Action{labs.KillercodaHost("http://labtest-" + res.Cluster + "-PORT.localhost/")}, setup...)
+	}
+	if err := g.Run(ctx, setup, nil); err != nil {
 		res.SetupErr = fmt.Errorf("setup: %w", err)
 		logf("   setup failed: %v", err)
 		return res

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -237,4 +239,20 @@ func (t *Target) RESTConfig(ctx context.Context) (*rest.Config, error) {
 	t.rest = cfg
 	t.mu.Unlock()
 	return rest.CopyConfig(cfg), nil
+}
+
+// Dial opens a TCP connection to port on the node with the given alias (a
+// NodePort, or anything listening on the node): straight to the node's
+// address on the sandbox's Docker network, which the host (and a server
+// in a container with the host's network) reaches.
+func (t *Target) Dial(ctx context.Context, node string, port int) (net.Conn, error) {
+	n, err := t.node(ctx, node)
+	if err != nil {
+		return nil, err
+	}
+	if n.IP == "" {
+		return nil, fmt.Errorf("node %s of sandbox %s has no address (state %s)", n.Alias, t.name, n.State)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", net.JoinHostPort(n.IP, strconv.Itoa(port)))
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -93,6 +94,10 @@ type Config struct {
 	// without sign-in, for Prometheus; keep it private. On the main address
 	// /metrics answers admins only.
 	MetricsListen string
+	// TrafficDomain is the DNS name under which a session's ports get host
+	// names of their own (<session>-<port>.<domain>; server/traffic.go),
+	// "off" for none; empty: localhost when PublicURL is on this machine.
+	TrafficDomain string
 
 	// HTTPReadTimeout bounds receiving a request's body (headers get 10 s).
 	HTTPReadTimeout time.Duration
@@ -195,6 +200,7 @@ var EnvVars = [][3]string{
 	{"PODPATH_WARM_POOL", "", "clusters created ahead and kept hibernated: a count (2) or counts by shape (workers=1:2,workers=2:1)"},
 	{"PODPATH_TRUSTED_PROXIES", "", "CIDRs of reverse proxies whose X-Forwarded-For/X-Real-IP/X-Forwarded-Proto are believed, separated by commas"},
 	{"PODPATH_METRICS_LISTEN", "", "a second address serving /metrics without sign-in (on the main address it is for admins only)"},
+	{"PODPATH_TRAFFIC_DOMAIN", "localhost if the public URL is", "domain whose wildcard DNS record points here: a lab's web app on port P opens at <session>-P.<domain> (docs/LABS.md); off turns it off"},
 	{"PODPATH_HTTP_READ_TIMEOUT", "1m", "longest time to receive a request's body"},
 	{"PODPATH_HTTP_WRITE_TIMEOUT", "2m", "longest time to write an ordinary response (event streams, terminals and cluster work have their own)"},
 	{"PODPATH_HTTP_IDLE_TIMEOUT", "2m", "close keep-alive connections idle this long"},
@@ -289,6 +295,7 @@ func (c *Config) applyEnv(get func(string) string) {
 		c.TrustedProxies = strings.Split(v, ",")
 	}
 	str("PODPATH_METRICS_LISTEN", &c.MetricsListen)
+	str("PODPATH_TRAFFIC_DOMAIN", &c.TrafficDomain)
 	dur("PODPATH_HTTP_READ_TIMEOUT", &c.HTTPReadTimeout)
 	dur("PODPATH_HTTP_WRITE_TIMEOUT", &c.HTTPWriteTimeout)
 	dur("PODPATH_HTTP_IDLE_TIMEOUT", &c.HTTPIdleTimeout)
@@ -364,6 +371,9 @@ func (c *Config) Validate() error {
 	case c.WebhookMaxAttempts < 0 || c.WebhookMaxAttempts > 100:
 		return fmt.Errorf("webhook max attempts (%d) must be between 1 and 100, or 0 for the default 12 (PODPATH_WEBHOOK_MAX_ATTEMPTS)", c.WebhookMaxAttempts)
 	}
+	if d := strings.ToLower(c.TrafficDomain); d != "" && d != "off" && !trafficDomainRE.MatchString(d) {
+		return fmt.Errorf("PODPATH_TRAFFIC_DOMAIN %q is not a domain like labs.example.com (a port may follow: labs.example.com:8443), or off", c.TrafficDomain)
+	}
 	if c.WarmPoolSpec != "" {
 		pool, err := session.ParsePool(c.WarmPoolSpec)
 		if err != nil {
@@ -436,6 +446,9 @@ func (c *Config) validateSSO() error {
 func (c *Config) OIDCRedirectURL() string {
 	return strings.TrimRight(c.PublicURL, "/") + "/auth/oidc/callback"
 }
+
+// trafficDomainRE is a DNS name, maybe with a port.
+var trafficDomainRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:[0-9]{1,5})?$`)
 
 func isLoopback(host string) bool {
 	if host == "localhost" {

@@ -27,7 +27,7 @@ func TestKillercodaScenariosServed(t *testing.T) {
 	c.do("GET", "/api/labs", nil).json(t, &list)
 	found := map[string]bool{}
 	for _, l := range list {
-		if l.ID == "pods-first" && l.Title == "A first Pod" && l.Killercoda && len(l.Steps) == 3 && l.Steps[0].Title == "Run the Pod" {
+		if l.ID == "pods-first" && l.Title == "A first Pod" && l.Killercoda && len(l.Steps) == 4 && l.Steps[0].Title == "Run the Pod" {
 			found[l.ID] = true
 		}
 		if l.ID == "node-runtime" && l.Title == "What runs a Pod on node01" && l.Killercoda {
@@ -103,7 +103,24 @@ func TestKillercodaScenariosServed(t *testing.T) {
 	if sv.Summary != nil {
 		t.Fatalf("a summary before the last step: %+v", sv.Summary)
 	}
-	for _, st := range []string{"step2", "step3"} {
+	// Step 3's traffic links open the session's port, beside the lab page;
+	// the cluster was told its address pattern at setup.
+	c.do("GET", "/api/sessions/"+sess.ID+"/steps/step3", nil).json(t, &step)
+	for _, want := range []string{
+		`<a target="_blank" href="/sessions/` + sess.ID + `/traffic/30080/"`,
+		`<a target="_blank" href="/sessions/` + sess.ID + `/traffic"`,
+	} {
+		if !strings.Contains(step.HTML, want) {
+			t.Errorf("step 3 lacks %q:\n%s", want, step.HTML)
+		}
+	}
+	if strings.Contains(step.HTML, "TRAFFIC_") {
+		t.Errorf("a traffic variable is left in the text:\n%s", step.HTML)
+	}
+	if !strings.Contains(ran(), "/etc/killercoda/host") || !strings.Contains(ran(), "http://"+sess.ID+"-PORT.localhost:") {
+		t.Errorf("setup did not write /etc/killercoda/host:\n%s", ran())
+	}
+	for _, st := range []string{"step2", "step3", "step4"} {
 		if r := c.do("POST", "/api/sessions/"+sess.ID+"/steps/"+st+"/check", nil); r.status != 200 || !strings.Contains(string(r.body), `"passed":true`) {
 			t.Fatalf("check %s: %d %s", st, r.status, r.body)
 		}

@@ -58,6 +58,7 @@ func newMarkdown() *markdown {
 	p.AllowAttrs("data-node").Matching(regexp.MustCompile(`^[a-z0-9-]+$`)).OnElements("pre")
 	p.AllowAttrs("data-run").Matching(regexp.MustCompile(`^true$`)).OnElements("pre")
 	p.AllowAttrs("class").Matching(regexp.MustCompile(`^show-me$`)).OnElements("details")
+	p.AllowAttrs("target").Matching(regexp.MustCompile(`^_blank$`)).OnElements("a")
 	m.policy = p
 	return m
 }
@@ -147,9 +148,15 @@ func (s *Server) renderStep(ctx context.Context, sess *store.LabSession, l *labs
 	if err != nil {
 		return "", err
 	}
-	text, err := l.Render(md, s.templateData(sb.Name, l))
+	d := s.templateData(sb.Name, l)
+	d.TrafficPattern = "/sessions/" + sess.ID.String() + "/traffic/PORT/"
+	d.TrafficPorts = "/sessions/" + sess.ID.String() + "/traffic"
+	text, err := l.Render(md, d)
 	if err != nil {
 		return "", fmt.Errorf("step text of lab %s: %w", l.ID, err)
 	}
-	return s.md.render(text, sess.Mode, lg, l.Verbatim)
+	out, err := s.md.render(text, sess.Mode, lg, l.Verbatim)
+	// A link to one of the session's ports opens beside the lab page.
+	out = strings.ReplaceAll(out, `<a href="`+d.TrafficPorts, `<a target="_blank" href="`+d.TrafficPorts)
+	return out, err
 }

@@ -25,7 +25,7 @@ type pages struct {
 	t map[string]*template.Template
 }
 
-var pageNames = []string{"home", "login", "signup", "session", "error", "conflict", "workshops", "workshop", "watch", "takeovers"}
+var pageNames = []string{"home", "login", "signup", "session", "error", "conflict", "workshops", "workshop", "watch", "takeovers", "ports"}
 
 // pagePartials are the sections a page includes from files of their own.
 var pagePartials = map[string][]string{"home": {"templates/tracks.html"}}

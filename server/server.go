@@ -34,6 +34,7 @@ import (
 
 // Server is podpath serve.
 type Server struct {
+	trafficState
 	cfg      Config
 	store    *store.Store
 	labs     []*labs.Lab
@@ -186,6 +187,7 @@ func (s *Server) routes() *echo.Echo {
 	e.POST("/sessions/:id/end", s.formEnd, s.requireUserPage, clusterWork)
 	s.workshopPageRoutes(e)
 	s.teamPageRoutes(e)
+	s.trafficRoutes(e)
 	e.GET("/join", s.pageJoinForm)
 	e.GET("/join/:code", s.pageJoin)
 	e.POST("/join/:code", s.formJoin, clusterWork)
@@ -315,7 +317,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}()
 		s.log.Info("serving /metrics", "listen", mln.Addr().String())
 	}
-	srv := s.newHTTPServer(s.echo)
+	s.listenAddr.Store(ln.Addr().String())
+	srv := s.newHTTPServer(s)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))

@@ -19,6 +19,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -66,6 +67,9 @@ type Target interface {
 	Watch(ctx context.Context, node string, control bool, cols, rows uint16) (TTY, error)
 	// WindowSize is the size of the learner's shell on a node.
 	WindowSize(ctx context.Context, node string) (cols, rows uint16, err error)
+	// Dial opens a TCP connection to a port on a node (traffic ports:
+	// a learner's web app, opened in the browser through the server).
+	Dial(ctx context.Context, node string, port int) (net.Conn, error)
 	// Close ends what the target keeps open (probe channels).
 	Close()
 }
@@ -173,6 +177,10 @@ type Config struct {
 	// PoolInterval is how often a pooled backend's nodes are read (Pooled:
 	// nodes added or drained, the room other Pods take).
 	PoolInterval time.Duration
+	// TrafficPattern is the URL of a session's traffic port with PORT in
+	// place of the port number (server/traffic.go); a Killercoda
+	// scenario's cluster gets it in /etc/killercoda/host. Nil: no file.
+	TrafficPattern func(session uuid.UUID) string
 }
 
 // Deps are what the engine is built from.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/podpath/podpath/labs"
 	"github.com/podpath/podpath/sandbox"
 	"github.com/podpath/podpath/store"
 )
@@ -94,7 +95,14 @@ func (e *Engine) provision(ctx context.Context, l *life, claimed bool) {
 	lab := l.lab
 	l.mu.Unlock()
 	progress(sandbox.Event{Stage: StageLabSetup, Title: "Lab setup", Elapsed: time.Since(start)})
-	if err := e.grader(l).Run(ctx, lab.Setup, nil); err != nil {
+	setup := lab.Setup
+	if lab.Killercoda && e.cfg.TrafficPattern != nil {
+		// As on Killercoda: `sed 's/PORT/8080/' /etc/killercoda/host`
+		// prints the address of the app on port 8080, before the
+		// scenario's own background script runs.
+		setup = append([]labs.Action{labs.KillercodaHost(e.cfg.TrafficPattern(l.id))}, setup...)
+	}
+	if err := e.grader(l).Run(ctx, setup, nil); err != nil {
 		progress(sandbox.Event{Stage: StageLabSetup, Title: "Lab setup", Done: true, Failed: true, Elapsed: time.Since(start)})
 		fail(fmt.Errorf("lab setup: %w", err))
 		return

@@ -248,3 +248,12 @@ func (s *Store) Notify(ctx context.Context, channel, payload string) error {
 	_, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, payload)
 	return err
 }
+
+// TrafficKey is the installation's key for signing traffic-port tokens
+// (server/traffic.go): the one stored, or fresh, stored now, when there is
+// none yet. Every replica reads the same.
+func (s *Store) TrafficKey(ctx context.Context, fresh []byte) ([]byte, error) {
+	var key []byte
+	err := s.db(ctx).QueryRow(ctx, "UPDATE instance SET traffic_key = COALESCE(traffic_key, $1) RETURNING traffic_key", fresh).Scan(&key)
+	return key, err
+}

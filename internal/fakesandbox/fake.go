@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os/exec"
 	"sort"
 	"strings"
@@ -279,6 +280,11 @@ func (target) Close() {}
 // Foreground cannot tell: the fake's shell has no keeper.
 func (target) Foreground(ctx context.Context, node string) (string, error) {
 	return "", errors.New("the fake sandbox's shell has no keeper")
+}
+
+// Dial has no node to reach: the fake's nodes have no network.
+func (target) Dial(ctx context.Context, node string, port int) (net.Conn, error) {
+	return nil, errors.New("the fake sandbox's nodes have no network")
 }
 
 // Watch cannot share the fake's shell: it has no keeper.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -453,4 +454,17 @@ func (w guardedWriter) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	return w.w.Write(p)
+}
+
+// Dial opens a TCP connection to port on a node (a NodePort, or anything
+// listening in the node's network namespace): through the host cluster's
+// API server, as the learner cluster's own API server is reached, so the
+// server needs no route to the node Pods and no hole in their
+// NetworkPolicy.
+func (t *Target) Dial(ctx context.Context, node string, port int) (net.Conn, error) {
+	if err := t.checkOurs(ctx, node); err != nil {
+		return nil, err
+	}
+	d := podDialer{cs: t.b.cs, cfg: t.b.cfg, namespace: t.b.opts.Namespace, pod: PodName(t.name, node), port: port}
+	return d.DialContext(ctx, "tcp", "")
 }

@@ -1,5 +1,7 @@
 #!/bin/bash
 [ "$(kubectl get pod runner -o jsonpath='{.spec.nodeName}')" = node01 ] || { echo "runner does not run on node01"; exit 1; }
+# busybox came from Docker Hub's name: through the registry mirror where there is no internet.
+[ "$(kubectl get pod runner -o jsonpath='{.status.containerStatuses[0].image}')" = docker.io/library/busybox:1.36 ] || { echo "runner does not run docker.io/library/busybox:1.36"; exit 1; }
 ssh node01 crictl ps --name runner --state running -q | grep -q . || { echo "crictl on node01 shows no running runner container"; exit 1; }
 # The intro's foreground script was typed into the learner's shell, and ran.
 for i in $(seq 30); do grep -q "node01 answers: node01" /tmp/foreground-typed 2>/dev/null && break; sleep 1; done

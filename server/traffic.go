@@ -1,0 +1,544 @@
+package server
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/podpath/podpath/internal/errs"
+	"github.com/podpath/podpath/internal/names"
+	"github.com/podpath/podpath/store"
+)
+
+// Traffic ports (docs/LABS.md "Web apps in the cluster"): a learner opens
+// what listens on a port of their cluster's control plane (a NodePort, or
+// any server on the node) in the browser, through podpath, over HTTP and
+// WebSockets. Each session's port gets a host name of its own,
+// <session>-<port>.<traffic domain>, so one learner's app runs in an origin
+// of its own: its scripts never run beside podpath's pages or another
+// learner's app. Only the session's owner, and the instructor (or an admin)
+// of the workshop it belongs to, get through:
+//
+//  1. the lab page links to /sessions/<id>/traffic/<port>/ on podpath's own
+//     origin, where the sign-in cookie says who asks;
+//  2. if they may, podpath sends them to
+//     <session>-<port>.<domain>/.podpath/enter with a token good for a minute,
+//     signed with the installation's key (every replica has it);
+//  3. the app's host trades it for a cookie of its own (HttpOnly, for that
+//     host only), which every request there must carry; a request without
+//     one is sent back to step 1. The cookie is taken out of what the app
+//     sees, and who may pass is asked again every few seconds, so an ended
+//     session or a workshop left closes the door.
+
+const (
+	// trafficCookie is the traffic host's own sign-in.
+	trafficCookie = "podpath_traffic"
+	// trafficEnterPath trades an entry token for the cookie.
+	trafficEnterPath = "/.podpath/enter"
+	// trafficEnterTTL is how long an entry token is good; trafficCookieTTL
+	// how long the cookie is (a lab session lasts at most a few hours).
+	trafficEnterTTL  = time.Minute
+	trafficCookieTTL = 12 * time.Hour
+	// trafficRecheck is how long a "may pass" answer is kept.
+	trafficRecheck = 5 * time.Second
+)
+
+// trafficSite is where traffic hosts live: <session>-<port>.<domain><port>.
+type trafficSite struct {
+	scheme string
+	domain string // lower case; "" is off
+	port   string // ":8080", or "" for the scheme's port
+}
+
+// trafficSite works out the traffic hosts' domain: PODPATH_TRAFFIC_DOMAIN,
+// or localhost when podpath itself is reached on this machine (browsers
+// send every *.localhost name to this machine); "" when neither.
+func (s *Server) trafficSite() trafficSite {
+	base := s.cfg.PublicURL
+	if base == "" {
+		if a, ok := s.listenAddr.Load().(string); ok {
+			_, port, _ := net.SplitHostPort(a)
+			base = "http://localhost:" + port
+		}
+	}
+	pu, err := url.Parse(base)
+	if err != nil || pu.Host == "" {
+		return trafficSite{}
+	}
+	site := trafficSite{scheme: pu.Scheme}
+	if p := pu.Port(); p != "" {
+		site.port = ":" + p
+	}
+	switch d := strings.ToLower(s.cfg.TrafficDomain); {
+	case d == "off":
+	case d != "":
+		if h, p, err := net.SplitHostPort(d); err == nil {
+			d, site.port = h, ":"+p
+		}
+		site.domain = d
+	case pu.Hostname() == "localhost" || isLoopback(pu.Hostname()):
+		site.domain = "localhost"
+	}
+	return site
+}
+
+// url is the address of path on a session's port.
+func (t trafficSite) url(id uuid.UUID, port, path string) string {
+	return t.scheme + "://" + id.String() + "-" + port + "." + t.domain + t.port + path
+}
+
+// TrafficPattern is the address of a session's traffic port with PORT in
+// its place, as Killercoda's /etc/killercoda/host holds it. Where no
+// traffic domain is set it is podpath's own page that says so.
+func (s *Server) TrafficPattern(id uuid.UUID) string {
+	site := s.trafficSite()
+	if site.domain == "" {
+		base := strings.TrimRight(s.cfg.PublicURL, "/")
+		if base == "" {
+			base = site.scheme + "://localhost" + site.port
+		}
+		return base + "/sessions/" + id.String() + "/traffic/PORT/"
+	}
+	return site.url(id, "PORT", "/")
+}
+
+// trafficHost reads a traffic host name: the session and the port.
+func (s *Server) trafficHost(host string) (uuid.UUID, int, bool) {
+	if !strings.Contains(host, ".") {
+		return uuid.Nil, 0, false
+	}
+	site := s.trafficSite()
+	if site.domain == "" {
+		return uuid.Nil, 0, false
+	}
+	h := strings.ToLower(host)
+	if hh, _, err := net.SplitHostPort(h); err == nil {
+		h = hh
+	}
+	label, ok := strings.CutSuffix(h, "."+site.domain)
+	if !ok || strings.Contains(label, ".") {
+		return uuid.Nil, 0, false
+	}
+	i := strings.LastIndexByte(label, '-')
+	if i < 0 {
+		return uuid.Nil, 0, false
+	}
+	id, err := uuid.Parse(label[:i])
+	port, perr := strconv.Atoi(label[i+1:])
+	if err != nil || perr != nil || port < 1 || port > 65535 {
+		return uuid.Nil, 0, false
+	}
+	return id, port, true
+}
+
+// ServeHTTP sends a traffic host's requests to the learner's app and all
+// others to podpath.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if id, port, ok := s.trafficHost(r.Host); ok {
+		s.serveTraffic(w, r, id, port)
+		return
+	}
+	s.echo.ServeHTTP(w, r)
+}
+
+// --- tokens ---
+
+// trafficGrant is what a token or cookie says: who may reach which port
+// of which session, until when, and what for.
+type trafficGrant struct {
+	purpose string // "enter" or "cookie"
+	user    int64
+	session uuid.UUID
+	port    int
+	expires time.Time
+}
+
+func (g trafficGrant) payload() string {
+	return strings.Join([]string{g.purpose, strconv.FormatInt(g.user, 10), g.session.String(), strconv.Itoa(g.port), strconv.FormatInt(g.expires.Unix(), 10)}, "|")
+}
+
+func (s *Server) trafficMAC(payload string) ([]byte, error) {
+	key, err := s.trafficKeyOnce()
+	if err != nil {
+		return nil, err
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(payload))
+	return m.Sum(nil), nil
+}
+
+// trafficKeyOnce reads the installation's traffic key (made by the first
+// replica that asks; the same for every replica).
+func (s *Server) trafficKeyOnce() ([]byte, error) {
+	s.trafficKeyMu.Lock()
+	defer s.trafficKeyMu.Unlock()
+	if s.trafficKey != nil {
+		return s.trafficKey, nil
+	}
+	fresh := make([]byte, 32)
+	if _, err := rand.Read(fresh); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	key, err := s.store.TrafficKey(ctx, fresh)
+	if err != nil {
+		return nil, fmt.Errorf("traffic key: %w", err)
+	}
+	s.trafficKey = key
+	return key, nil
+}
+
+func (s *Server) signTraffic(g trafficGrant) (string, error) {
+	p := g.payload()
+	mac, err := s.trafficMAC(p)
+	if err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString([]byte(p)) + "." + base64.RawURLEncoding.EncodeToString(mac), nil
+}
+
+// readTraffic checks a token for purpose, session and port.
+func (s *Server) readTraffic(tok, purpose string, id uuid.UUID, port int) (trafficGrant, bool) {
+	b64, sig, ok := strings.Cut(tok, ".")
+	if !ok {
+		return trafficGrant{}, false
+	}
+	p, err1 := base64.RawURLEncoding.DecodeString(b64)
+	got, err2 := base64.RawURLEncoding.DecodeString(sig)
+	if err1 != nil || err2 != nil {
+		return trafficGrant{}, false
+	}
+	want, err := s.trafficMAC(string(p))
+	if err != nil || !hmac.Equal(got, want) {
+		return trafficGrant{}, false
+	}
+	f := strings.Split(string(p), "|")
+	if len(f) != 5 || f[0] != purpose || f[2] != id.String() || f[3] != strconv.Itoa(port) {
+		return trafficGrant{}, false
+	}
+	user, err1 := strconv.ParseInt(f[1], 10, 64)
+	exp, err2 := strconv.ParseInt(f[4], 10, 64)
+	if err1 != nil || err2 != nil || time.Now().Unix() >= exp {
+		return trafficGrant{}, false
+	}
+	return trafficGrant{purpose: purpose, user: user, session: id, port: port, expires: time.Unix(exp, 0)}, true
+}
+
+// --- who may pass ---
+
+// trafficDenied is why a user may not reach a session's ports, with the
+// HTTP status to answer.
+type trafficDenied struct {
+	status int
+	msg    string
+}
+
+func (d *trafficDenied) Error() string { return d.msg }
+
+// trafficAccess says whether user may reach the session's ports now: its
+// owner, or the instructor of its workshop (or an admin), while the
+// session is active and its cluster ready. It returns the cluster's name.
+func (s *Server) trafficAccess(ctx context.Context, user *store.User, id uuid.UUID) (string, error) {
+	sess, err := s.store.LabSession(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", &trafficDenied{http.StatusNotFound, "no such lab session"}
+	}
+	if err != nil {
+		return "", err
+	}
+	if sess.UserID != user.ID {
+		allowed := false
+		if sess.WorkshopID != nil {
+			w, err := s.store.WorkshopByID(ctx, *sess.WorkshopID)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return "", err
+			}
+			allowed = err == nil && (w.InstructorID == user.ID || user.Role == store.RoleAdmin)
+		}
+		if !allowed {
+			return "", &trafficDenied{http.StatusForbidden, "this app runs in another learner's lab session: only they (and their workshop's instructor) may open it"}
+		}
+	}
+	if sess.State != store.SessionActive {
+		return "", &trafficDenied{http.StatusGone, "the lab session has ended, and its cluster with it"}
+	}
+	sb, err := s.store.SandboxOf(ctx, sess.ID)
+	if err != nil {
+		return "", err
+	}
+	if st, ok := s.engine.State(sess.ID); ok {
+		sb.State = st
+	}
+	if sb.State != store.SandboxReady {
+		return "", &trafficDenied{http.StatusConflict, fmt.Sprintf("the lab's cluster is %s: open the lab page (it wakes a sleeping cluster), then this link again", sb.State)}
+	}
+	return sb.Name, nil
+}
+
+// trafficPass is a cached answer of trafficAccess.
+type trafficPass struct {
+	sandbox string
+	err     error
+	at      time.Time
+}
+
+// trafficAllowed is trafficAccess for a traffic host's request, its
+// answer kept for trafficRecheck.
+func (s *Server) trafficAllowed(ctx context.Context, userID int64, id uuid.UUID) (string, error) {
+	key := strconv.FormatInt(userID, 10) + "/" + id.String()
+	if v, ok := s.trafficPasses.Load(key); ok {
+		if p := v.(trafficPass); time.Since(p.at) < trafficRecheck {
+			return p.sandbox, p.err
+		}
+	}
+	u, err := s.store.UserByID(ctx, userID)
+	var name string
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		err = &trafficDenied{http.StatusForbidden, "the account this link was opened with is gone"}
+	case err == nil:
+		name, err = s.trafficAccess(ctx, u, id)
+	}
+	var denied *trafficDenied
+	if err == nil || errors.As(err, &denied) {
+		s.trafficPasses.Store(key, trafficPass{sandbox: name, err: err, at: time.Now()})
+	}
+	return name, err
+}
+
+// --- podpath's side: /sessions/:id/traffic ---
+
+func (s *Server) trafficRoutes(e *echo.Echo) {
+	e.GET("/sessions/:id/traffic", s.pageTraffic, s.requireUserPage)
+	e.GET("/sessions/:id/traffic/:port", s.enterTraffic, s.requireUserPage)
+	e.GET("/sessions/:id/traffic/:port/*", s.enterTraffic, s.requireUserPage)
+}
+
+func (s *Server) trafficSession(c echo.Context) (uuid.UUID, error) {
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return uuid.Nil, errs.E(errs.Invalid, msg(lang(c), "errsessionid", "id", fmt.Sprintf("%q", c.Param("id"))))
+	}
+	return id, nil
+}
+
+func deniedErr(err error) error {
+	var d *trafficDenied
+	if !errors.As(err, &d) {
+		return err
+	}
+	kind := map[int]errs.Kind{http.StatusNotFound: errs.NotFound, http.StatusForbidden: errs.Forbidden, http.StatusGone: errs.Gone, http.StatusConflict: errs.Conflict}[d.status]
+	return errs.E(kind, d.msg)
+}
+
+// pageTraffic is the port picker ({{TRAFFIC_SELECTOR}}, the lab page's
+// Ports button): a port to open, and where it will open.
+func (s *Server) pageTraffic(c echo.Context) error {
+	id, err := s.trafficSession(c)
+	if err != nil {
+		return err
+	}
+	if _, err := s.trafficAccess(c.Request().Context(), currentUser(c), id); err != nil {
+		return deniedErr(err)
+	}
+	if p := strings.TrimSpace(c.QueryParam("port")); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return errs.E(errs.Invalid, fmt.Sprintf("port %.12q: give a port number between 1 and 65535", p))
+		}
+		return c.Redirect(http.StatusSeeOther, "/sessions/"+id.String()+"/traffic/"+strconv.Itoa(n)+"/")
+	}
+	site := s.trafficSite()
+	return s.pages.render(c, http.StatusOK, "ports", s.pageData(c, map[string]any{
+		"SessionID": id.String(), "Pattern": s.TrafficPattern(id), "On": site.domain != "",
+		"Node": names.ControlPlane,
+	}))
+}
+
+// enterTraffic sends the user on to the port's own host with an entry
+// token, if they may reach it.
+func (s *Server) enterTraffic(c echo.Context) error {
+	id, err := s.trafficSession(c)
+	if err != nil {
+		return err
+	}
+	port, err := strconv.Atoi(c.Param("port"))
+	if err != nil || port < 1 || port > 65535 {
+		return errs.E(errs.Invalid, fmt.Sprintf("port %.12q: give a port number between 1 and 65535", c.Param("port")))
+	}
+	u := currentUser(c)
+	if _, err := s.trafficAccess(c.Request().Context(), u, id); err != nil {
+		return deniedErr(err)
+	}
+	site := s.trafficSite()
+	if site.domain == "" {
+		return errs.E(errs.Unavailable, "web apps in lab clusters are not served here: podpath gives each one a host name of its own under PODPATH_TRAFFIC_DOMAIN, which needs a wildcard DNS record (*.labs.example.com) pointing at this server; ask its admin (docs/LABS.md \"Web apps in the cluster\")")
+	}
+	tok, err := s.signTraffic(trafficGrant{purpose: "enter", user: u.ID, session: id, port: port, expires: time.Now().Add(trafficEnterTTL)})
+	if err != nil {
+		return err
+	}
+	to := "/" + c.Param("*")
+	if q := c.Request().URL.RawQuery; q != "" {
+		to += "?" + q
+	}
+	v := url.Values{"t": {tok}, "to": {to}}
+	return c.Redirect(http.StatusSeeOther, site.url(id, strconv.Itoa(port), trafficEnterPath+"?"+v.Encode()))
+}
+
+// --- the traffic host ---
+
+// serveTraffic answers a request to a session's port host.
+func (s *Server) serveTraffic(w http.ResponseWriter, r *http.Request, id uuid.UUID, port int) {
+	w.Header().Set("Referrer-Policy", "same-origin")
+	if r.URL.Path == trafficEnterPath {
+		s.trafficEnter(w, r, id, port)
+		return
+	}
+	var g trafficGrant
+	ok := false
+	if ck, err := r.Cookie(trafficCookie); err == nil {
+		g, ok = s.readTraffic(ck.Value, "cookie", id, port)
+	}
+	if !ok {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			trafficError(w, http.StatusUnauthorized, "open this app from its lab page first (the link there signs you in to it)")
+			return
+		}
+		// Sign in through podpath's own origin, then come back here.
+		back := s.podpathBase(r) + "/sessions/" + id.String() + "/traffic/" + strconv.Itoa(port) + r.URL.Path
+		if r.URL.RawQuery != "" {
+			back += "?" + r.URL.RawQuery
+		}
+		http.Redirect(w, r, back, http.StatusSeeOther)
+		return
+	}
+	name, err := s.trafficAllowed(r.Context(), g.user, id)
+	if err != nil {
+		var d *trafficDenied
+		if errors.As(err, &d) {
+			trafficError(w, d.status, d.msg)
+			return
+		}
+		s.log.Error("traffic: who may pass", "session", id, "err", err)
+		trafficError(w, http.StatusInternalServerError, "podpath could not check who may open this app; try again")
+		return
+	}
+	s.proxyTraffic(w, r, name, port)
+}
+
+// podpathBase is podpath's own origin as seen from a traffic host.
+func (s *Server) podpathBase(r *http.Request) string {
+	if s.cfg.PublicURL != "" {
+		return strings.TrimRight(s.cfg.PublicURL, "/")
+	}
+	site := s.trafficSite()
+	return site.scheme + "://" + site.domain + site.port
+}
+
+func (s *Server) trafficEnter(w http.ResponseWriter, r *http.Request, id uuid.UUID, port int) {
+	q := r.URL.Query()
+	g, ok := s.readTraffic(q.Get("t"), "enter", id, port)
+	if !ok {
+		trafficError(w, http.StatusForbidden, "this link has expired or is not for this app: open it again from the lab page")
+		return
+	}
+	val, err := s.signTraffic(trafficGrant{purpose: "cookie", user: g.user, session: id, port: port, expires: time.Now().Add(trafficCookieTTL)})
+	if err != nil {
+		trafficError(w, http.StatusInternalServerError, "podpath could not sign you in to this app; try again")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: trafficCookie, Value: val, Path: "/", MaxAge: int(trafficCookieTTL.Seconds()),
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.trafficSite().scheme == "https",
+	})
+	to := q.Get("to")
+	if !strings.HasPrefix(to, "/") || strings.HasPrefix(to, "//") || strings.HasPrefix(to, "/\\") {
+		to = "/"
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
+}
+
+// proxyTraffic passes the request to port on the cluster's control plane,
+// WebSocket upgrades included, without podpath's cookie.
+func (s *Server) proxyTraffic(w http.ResponseWriter, r *http.Request, sandboxName string, port int) {
+	// An app may stream (server-sent events, a WebSocket): the server's
+	// write deadline is for podpath's own answers.
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{})
+	_ = rc.SetReadDeadline(time.Time{})
+	target := s.engine.Target(sandboxName)
+	transport := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return target.Dial(ctx, names.ControlPlane, port)
+		},
+		DisableKeepAlives:     true,
+		ResponseHeaderTimeout: 2 * time.Minute,
+	}
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL.Scheme = "http"
+			pr.Out.URL.Host = names.ControlPlane + ":" + strconv.Itoa(port)
+			pr.Out.Host = pr.In.Host
+			pr.SetXForwarded()
+			dropCookie(pr.Out, trafficCookie)
+		},
+		Transport: transport,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if r.Context().Err() != nil {
+				return
+			}
+			trafficError(w, http.StatusBadGateway, fmt.Sprintf("nothing answers on port %d of %s (%v): is the app running, and listening on that port?", port, names.ControlPlane, err))
+		},
+	}
+	proxy.ServeHTTP(w, r)
+	transport.CloseIdleConnections()
+}
+
+// dropCookie takes one cookie out of a request's Cookie headers.
+func dropCookie(r *http.Request, name string) {
+	all := r.Cookies()
+	r.Header.Del("Cookie")
+	for _, c := range all {
+		if c.Name != name {
+			r.AddCookie(c)
+		}
+	}
+}
+
+// trafficError answers a traffic host's request with plain text: its
+// pages are the learner's app's, not podpath's.
+func trafficError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, "podpath: %s\n", msg)
+}
+
+// trafficState is what the server keeps for traffic hosts.
+type trafficState struct {
+	// listenAddr is the address Serve listens on (a string): the traffic
+	// hosts' port when PODPATH_PUBLIC_URL does not say it.
+	listenAddr    atomic.Value
+	trafficKeyMu  sync.Mutex
+	trafficKey    []byte
+	trafficPasses sync.Map
+}

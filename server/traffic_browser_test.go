@@ -1,0 +1,119 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/gorilla/websocket"
+
+	"github.com/podpath/podpath/sandbox"
+)
+
+// wsEchoEnv makes this test binary a web app instead of running the tests:
+// copied into a learner's node and started there with the variable set to
+// an address, it serves a page whose script opens a WebSocket back to it
+// and shows what the app echoed (checkTraffic).
+const wsEchoEnv = "PODPATH_TEST_WSECHO"
+
+func TestMain(m *testing.M) {
+	if addr := os.Getenv(wsEchoEnv); addr != "" {
+		serveWSEcho(addr)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+const wsEchoPage = `<!doctype html><title>waiting</title><p id=out>waiting</p><script>
+const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/echo");
+ws.onopen = () => ws.send("podpath-ws-" + (6 * 7));
+ws.onmessage = (ev) => { document.title = "echo: " + ev.data; document.getElementById("out").textContent = ev.data; };
+ws.onerror = () => { document.title = "websocket error"; };
+</script>`
+
+func serveWSEcho(addr string) {
+	up := websocket.Upgrader{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, wsEchoPage)
+	})
+	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) {
+		c, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		for {
+			typ, msg, err := c.ReadMessage()
+			if err != nil {
+				return
+			}
+			if err := c.WriteMessage(typ, msg); err != nil {
+				return
+			}
+		}
+	})
+	if err := http.ListenAndServe(addr, mux); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// checkTraffic opens web apps of the learner's real cluster from the lab
+// page's links in the learner's browser (ctx): nginx behind a NodePort,
+// and an app listening on the control plane that talks WebSocket; then a
+// second learner, in a browser of their own, follows the same links and
+// is refused, on podpath's address and on the app's.
+func checkTraffic(ctx context.Context, t *testing.T, e *env, mgr *sandbox.Manager, sandboxName, sessionID string, onNode func(node, script string) string) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := mgr.Exec(context.Background(), sandboxName, "controlplane", []string{"sh", "-c", "cat > /usr/local/bin/wsecho && chmod +x /usr/local/bin/wsecho"}, f, nil, nil)
+	f.Close()
+	if err != nil || code != 0 {
+		t.Fatalf("copy the WebSocket app into the node: exit %d, %v", code, err)
+	}
+	onNode("controlplane", `systemd-run --quiet --unit wsecho --setenv=`+wsEchoEnv+`=:8765 /usr/local/bin/wsecho
+kubectl create namespace traffic
+kubectl -n traffic run web --image=podpath.local/nginx:1.22 --image-pull-policy=IfNotPresent --labels=app=web
+kubectl -n traffic create service nodeport web --tcp=80:80 --node-port=30080
+kubectl -n traffic wait --for=condition=Ready pod/web --timeout=120s`)
+	// kube-proxy opens a new NodePort within seconds; the app starts at once.
+	onNode("controlplane", `for i in $(seq 60); do curl -fs localhost:30080 >/dev/null && curl -fs localhost:8765 >/dev/null && exit 0; sleep 1; done; echo not up; exit 1`)
+
+	port := e.url[strings.LastIndex(e.url, ":")+1:]
+	appHost := sessionID + "-30080.localhost:" + port
+	do(ctx, t, chromedp.Navigate(e.url+"/sessions/"+sessionID+"/traffic/30080/"))
+	poll(ctx, t, "nginx through the traffic port", `document.body && document.body.innerText.includes("Welcome to nginx")`, 30*time.Second)
+	if host := evalString(ctx, t, `location.host`); host != appHost {
+		t.Errorf("the app opens on its own host %q, not %q", appHost, host)
+	}
+	shot(ctx, t, "traffic-nginx")
+	do(ctx, t, chromedp.Navigate(e.url+"/sessions/"+sessionID+"/traffic/8765/"))
+	poll(ctx, t, "the WebSocket echo through the traffic port", `document.title === "echo: podpath-ws-42"`, 30*time.Second)
+
+	// Another learner, with the links: refused on both addresses.
+	e.account(t, "eve@example.com")
+	eve := newBrowser(t, 1024, 700, 3*time.Minute)
+	signInBrowser(eve, t, e, "eve@example.com")
+	for _, link := range []string{e.url + "/sessions/" + sessionID + "/traffic/30080/", "http://" + appHost + "/"} {
+		do(eve, t, chromedp.Navigate(link))
+		poll(eve, t, "the refusal of "+link, `document.body && document.body.innerText.includes("another learner's lab session")`, 20*time.Second)
+		if body := evalString(eve, t, `document.body.innerText`); strings.Contains(body, "Welcome to nginx") {
+			t.Errorf("another learner sees the app at %s", link)
+		}
+	}
+	shot(eve, t, "traffic-refused")
+}
