@@ -1,6 +1,7 @@
 package labs
 
 import (
+	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -109,8 +110,8 @@ func kcMarkdown(src string) (md string, commands []string, warnings []string) {
 			return m[1] + m[2] + m[3]
 		})
 		for _, m := range kcImageRE.FindAllStringSubmatch(line, -1) {
-			if src := m[1] + m[2]; !strings.Contains(src, "://") && !strings.HasPrefix(src, "data:") {
-				warnings = append(warnings, "images of the scenario folder ("+src+") are not served yet: the image does not show (docs/KILLERCODA.md)")
+			if src := m[1] + m[2]; !strings.Contains(src, ":") && !strings.HasPrefix(src, "/") && strings.HasPrefix(path.Clean(src), "..") {
+				warnings = append(warnings, "image "+src+" is outside the scenario folder: only the folder's own images are served, so it does not show (docs/KILLERCODA.md)")
 			}
 		}
 		for _, m := range kcTrafficRE.FindAllStringSubmatch(line, -1) {

@@ -172,6 +172,21 @@ func kubeBackendRuns(t *testing.T, m *sandbox.Manager, name string, host kuberne
 		t.Errorf("exec with stdin: code %d err %v stdout %q", code, err, out.String())
 	}
 
+	// Traffic ports: a connection to a port listening in node01 (kubelet's
+	// health endpoint, on the node's loopback), through the host's API
+	// server.
+	if conn, err := target.Dial(ctx, "node01", 10248); err != nil {
+		t.Errorf("dial node01:10248: %v", err)
+	} else {
+		conn.SetDeadline(time.Now().Add(30 * time.Second))
+		fmt.Fprint(conn, "GET /healthz HTTP/1.0\r\nHost: node01\r\n\r\n")
+		got, _ := io.ReadAll(conn)
+		conn.Close()
+		if !strings.HasPrefix(string(got), "HTTP/1.0 200") || !strings.HasSuffix(string(got), "ok") {
+			t.Errorf("kubelet's /healthz through Dial: %q", got)
+		}
+	}
+
 	// Probes (bash -c, no stdin) go through a probe channel: outputs and
 	// exit codes as an exec gives them, one agent in the node while the
 	// target is open, none once it is closed (closing its stdin ends it).

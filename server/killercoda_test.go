@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"html"
+	"os"
 	"strings"
 	"testing"
 
@@ -119,6 +120,21 @@ func TestKillercodaScenariosServed(t *testing.T) {
 	}
 	if !strings.Contains(ran(), "/etc/killercoda/host") || !strings.Contains(ran(), "http://"+sess.ID+"-PORT.localhost:") {
 		t.Errorf("setup did not write /etc/killercoda/host:\n%s", ran())
+	}
+	// An image of the scenario's folder shows: step 4's ./images/path.png
+	// is served from the folder; nothing else of the folder is.
+	c.do("GET", "/api/sessions/"+sess.ID+"/steps/step4", nil).json(t, &step)
+	if !strings.Contains(step.HTML, `<img src="/labs/pods-first/files/images/path.png" alt="From YAML to a process"`) {
+		t.Errorf("step 4's image:\n%s", step.HTML)
+	}
+	png, _ := os.ReadFile("../labs/testdata/killercoda/pods-first/images/path.png")
+	if r := c.do("GET", "/labs/pods-first/files/images/path.png", nil); r.status != 200 || string(r.body) != string(png) || len(png) == 0 {
+		t.Errorf("the image: %d, %d bytes (the file has %d)", r.status, len(r.body), len(png))
+	}
+	for _, p := range []string{"/labs/pods-first/files/verify1.sh", "/labs/pods-first/files/images/none.png", "/labs/pods-first/files/..%2Findex.json", "/labs/pods-first/files/../structure.json", "/labs/no-such-lab/files/images/path.png"} {
+		if r := c.do("GET", p, nil); r.status != 404 {
+			t.Errorf("GET %s: %d %s", p, r.status, r.body)
+		}
 	}
 	for _, st := range []string{"step2", "step3", "step4"} {
 		if r := c.do("POST", "/api/sessions/"+sess.ID+"/steps/"+st+"/check", nil); r.status != 200 || !strings.Contains(string(r.body), `"passed":true`) {

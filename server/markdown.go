@@ -158,5 +158,5 @@ func (s *Server) renderStep(ctx context.Context, sess *store.LabSession, l *labs
 	out, err := s.md.render(text, sess.Mode, lg, l.Verbatim)
 	// A link to one of the session's ports opens beside the lab page.
 	out = strings.ReplaceAll(out, `<a href="`+d.TrafficPorts, `<a target="_blank" href="`+d.TrafficPorts)
-	return out, err
+	return labImages(l, out), err
 }

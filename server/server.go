@@ -183,6 +183,7 @@ func (s *Server) routes() *echo.Echo {
 	// Routes that may wait on a cluster (waking, deleting, checking) get
 	// clusterWork's longer write deadline.
 	e.POST("/labs/:lab/start", s.formStart, s.requireUserPage, clusterWork)
+	e.GET("/labs/:lab/files/*", s.labFile)
 	e.GET("/sessions/:id", s.pageSession, s.requireUserPage, clusterWork)
 	e.POST("/sessions/:id/end", s.formEnd, s.requireUserPage, clusterWork)
 	s.workshopPageRoutes(e)

@@ -247,49 +247,51 @@ func (s *Server) readTraffic(tok, purpose string, id uuid.UUID, port int) (traff
 // HTTP status to answer.
 type trafficDenied struct {
 	status int
-	msg    string
+	key    string // the message's key in messages (i18n.go)
+	kv     []any
 }
 
-func (d *trafficDenied) Error() string { return d.msg }
+func (d *trafficDenied) Error() string { return msg("en", d.key, d.kv...) }
 
 // trafficAccess says whether user may reach the session's ports now: its
 // owner, or the instructor of its workshop (or an admin), while the
-// session is active and its cluster ready. It returns the cluster's name.
-func (s *Server) trafficAccess(ctx context.Context, user *store.User, id uuid.UUID) (string, error) {
+// session is active and its cluster ready. It returns the cluster's name,
+// and whether user owns the session.
+func (s *Server) trafficAccess(ctx context.Context, user *store.User, id uuid.UUID) (string, bool, error) {
 	sess, err := s.store.LabSession(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return "", &trafficDenied{http.StatusNotFound, "no such lab session"}
+		return "", false, &trafficDenied{status: http.StatusNotFound, key: "errtrafficnosession"}
 	}
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	if sess.UserID != user.ID {
 		allowed := false
 		if sess.WorkshopID != nil {
 			w, err := s.store.WorkshopByID(ctx, *sess.WorkshopID)
 			if err != nil && !errors.Is(err, store.ErrNotFound) {
-				return "", err
+				return "", false, err
 			}
 			allowed = err == nil && (w.InstructorID == user.ID || user.Role == store.RoleAdmin)
 		}
 		if !allowed {
-			return "", &trafficDenied{http.StatusForbidden, "this app runs in another learner's lab session: only they (and their workshop's instructor) may open it"}
+			return "", false, &trafficDenied{status: http.StatusForbidden, key: "errtrafficnotyours"}
 		}
 	}
 	if sess.State != store.SessionActive {
-		return "", &trafficDenied{http.StatusGone, "the lab session has ended, and its cluster with it"}
+		return "", false, &trafficDenied{status: http.StatusGone, key: "errtrafficended"}
 	}
 	sb, err := s.store.SandboxOf(ctx, sess.ID)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	if st, ok := s.engine.State(sess.ID); ok {
 		sb.State = st
 	}
 	if sb.State != store.SandboxReady {
-		return "", &trafficDenied{http.StatusConflict, fmt.Sprintf("the lab's cluster is %s: open the lab page (it wakes a sleeping cluster), then this link again", sb.State)}
+		return "", false, &trafficDenied{status: http.StatusConflict, key: "errtrafficnotready", kv: []any{"state", sb.State}}
 	}
-	return sb.Name, nil
+	return sb.Name, sess.UserID == user.ID, nil
 }
 
 // trafficPass is a cached answer of trafficAccess.
@@ -310,11 +312,16 @@ func (s *Server) trafficAllowed(ctx context.Context, userID int64, id uuid.UUID)
 	}
 	u, err := s.store.UserByID(ctx, userID)
 	var name string
+	owner := false
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		err = &trafficDenied{http.StatusForbidden, "the account this link was opened with is gone"}
+		err = &trafficDenied{status: http.StatusForbidden, key: "errtrafficnouser"}
 	case err == nil:
-		name, err = s.trafficAccess(ctx, u, id)
+		name, owner, err = s.trafficAccess(ctx, u, id)
+	}
+	if err == nil && owner {
+		// Using the app is using the lab: the session is not idle.
+		s.engine.Touch(id)
 	}
 	var denied *trafficDenied
 	if err == nil || errors.As(err, &denied) {
@@ -339,13 +346,19 @@ func (s *Server) trafficSession(c echo.Context) (uuid.UUID, error) {
 	return id, nil
 }
 
-func deniedErr(err error) error {
+// deniedErr is a refusal as podpath's pages say it, in the reader's
+// language.
+func deniedErr(c echo.Context, err error) error {
 	var d *trafficDenied
 	if !errors.As(err, &d) {
 		return err
 	}
 	kind := map[int]errs.Kind{http.StatusNotFound: errs.NotFound, http.StatusForbidden: errs.Forbidden, http.StatusGone: errs.Gone, http.StatusConflict: errs.Conflict}[d.status]
-	return errs.E(kind, d.msg)
+	kv := d.kv
+	if d.key == "errtrafficnotready" {
+		kv = []any{"state", translate("wscl_"+fmt.Sprint(d.kv[1]), lang(c))}
+	}
+	return errs.E(kind, msg(lang(c), d.key, kv...))
 }
 
 // pageTraffic is the port picker ({{TRAFFIC_SELECTOR}}, the lab page's
@@ -355,8 +368,8 @@ func (s *Server) pageTraffic(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.trafficAccess(c.Request().Context(), currentUser(c), id); err != nil {
-		return deniedErr(err)
+	if _, _, err := s.trafficAccess(c.Request().Context(), currentUser(c), id); err != nil {
+		return deniedErr(c, err)
 	}
 	if p := strings.TrimSpace(c.QueryParam("port")); p != "" {
 		n, err := strconv.Atoi(p)
@@ -384,12 +397,12 @@ func (s *Server) enterTraffic(c echo.Context) error {
 		return errs.E(errs.Invalid, fmt.Sprintf("port %.12q: give a port number between 1 and 65535", c.Param("port")))
 	}
 	u := currentUser(c)
-	if _, err := s.trafficAccess(c.Request().Context(), u, id); err != nil {
-		return deniedErr(err)
+	if _, _, err := s.trafficAccess(c.Request().Context(), u, id); err != nil {
+		return deniedErr(c, err)
 	}
 	site := s.trafficSite()
 	if site.domain == "" {
-		return errs.E(errs.Unavailable, "web apps in lab clusters are not served here: podpath gives each one a host name of its own under PODPATH_TRAFFIC_DOMAIN, which needs a wildcard DNS record (*.labs.example.com) pointing at this server; ask its admin (docs/LABS.md \"Web apps in the cluster\")")
+		return errs.E(errs.Unavailable, translate("portsoff", lang(c))+" (docs/LABS.md \"Web apps in the cluster\")")
 	}
 	tok, err := s.signTraffic(trafficGrant{purpose: "enter", user: u.ID, session: id, port: port, expires: time.Now().Add(trafficEnterTTL)})
 	if err != nil {
@@ -434,7 +447,7 @@ func (s *Server) serveTraffic(w http.ResponseWriter, r *http.Request, id uuid.UU
 	if err != nil {
 		var d *trafficDenied
 		if errors.As(err, &d) {
-			trafficError(w, d.status, d.msg)
+			trafficError(w, d.status, d.Error())
 			return
 		}
 		s.log.Error("traffic: who may pass", "session", id, "err", err)

@@ -97,9 +97,20 @@ func TestTrafficPortsWhoGetsThrough(t *testing.T) {
 	if res.StatusCode != 303 || res.Header.Get("Location") != "/app/index.html?x=1" || cookie == "" {
 		t.Fatalf("entry: %d %q cookie %q %s", res.StatusCode, res.Header.Get("Location"), cookie, body)
 	}
+	activity := func() string {
+		var v struct{ LastActivityAt string }
+		lee.do("GET", "/api/sessions/"+sid, nil).json(t, &v)
+		return v.LastActivityAt
+	}
+	before := activity()
+	time.Sleep(1100 * time.Millisecond)
 	res, body = trafficGet(t, e.url, "GET", "http://"+host+"/app/index.html?x=1", cookie)
 	if res.StatusCode != 502 || !strings.Contains(body, "nothing answers on port 30080 of controlplane") {
 		t.Errorf("with the cookie the request reaches the cluster: %d %s", res.StatusCode, body)
+	}
+	// Using the app is activity: the session is not idle.
+	if after := activity(); after == before {
+		t.Errorf("the app's use did not count as activity: last activity %s before and after", before)
 	}
 
 	// Without it, or with a forged one, the browser is sent to sign in
@@ -129,6 +140,9 @@ func TestTrafficPortsWhoGetsThrough(t *testing.T) {
 	// gets in.
 	if st, _, body := enter(stranger, "/sessions/"+sid+"/traffic/30080/"); st != 403 || !strings.Contains(body, "another learner") {
 		t.Errorf("another learner: %d %s", st, body)
+	}
+	if st, _, body := enter(stranger, "/sessions/"+sid+"/traffic/30080/?lang=zh"); st != 403 || !strings.Contains(body, "另一位学员") {
+		t.Errorf("another learner, in Chinese: %d %s", st, body)
 	}
 	if st, _, _ := enter(other, "/sessions/"+sid+"/traffic/30080/"); st != 403 {
 		t.Errorf("another workshop's instructor: %d", st)

@@ -160,6 +160,12 @@ func TestWorkshopInBrowser(t *testing.T) {
 		t.Fatalf("keys typed while watching reached the learner's shell:\n%s", mine)
 	}
 	shot(ictx, t, "workshop-watch")
+	// The learner's web apps open for the watching instructor too: the
+	// Ports link is the learner's session's port picker (who passes is
+	// TestTrafficPortsWhoGetsThrough's).
+	if got := evalString(ictx, t, `(() => { const a = document.querySelector("#watch-ports"); return a.hidden ? "hidden" : a.getAttribute("href"); })()`); got != sessPath+"/traffic" {
+		t.Errorf("the watch page's Ports link: %q, want %q", got, sessPath+"/traffic")
+	}
 
 	// Take over: the learner sees the banner; the instructor's keys run.
 	do(ictx, t, chromedp.Click(chromedp.CSS(`#watch-takeover`)))

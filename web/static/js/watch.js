@@ -68,6 +68,12 @@
       tabs.removeAll();
       sessionID = sid;
     }
+    // The learner's web apps (traffic ports) open for the instructor too.
+    const ports = document.getElementById("watch-ports");
+    if (ports) {
+      ports.hidden = !sid;
+      if (sid) ports.href = "/sessions/" + encodeURIComponent(sid) + "/traffic";
+    }
     for (const n of nodes) {
       const name = typeof n === "string" ? n : n.alias;
       if (name) tabs.add(name);
