@@ -90,6 +90,7 @@ func New(cfg server.Config, d Deps) (*App, error) {
 // then a leading engine closes (creates in flight finish) and gives its
 // lease to another replica, then the rest stops.
 func (a *App) Run(ctx context.Context, ln net.Listener) error {
+	a.Server.SetListenAddr(ln.Addr().String())
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBG()
 	var wg sync.WaitGroup

@@ -395,18 +395,11 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("lab.completed: %s", ev.body)
 	}
 
-	// Web apps of the cluster open from the lab's links (traffic ports);
-	// another learner's browser is refused.
-	checkTraffic(ctx, t, e, mgr, sandboxName, sessionID, onNode)
-
 	// Ending the session deletes its cluster.
-	do(ctx, t, chromedp.Navigate(e.url+"/sessions/"+sessionID))
-	poll(ctx, t, "the lab page again", `document.querySelector("#lab").dataset.state === "ready"`, 30*time.Second)
-	// The form is submitted as its button would (the submit handler asks
-	// confirm), not clicked: the page's layout may still move as it loads.
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(window.confirm = () => true, document.querySelector("#end-form").requestSubmit(), true)`)); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(window.confirm = () => true, true)`)); err != nil {
 		t.Fatal(err)
 	}
+	do(ctx, t, chromedp.Click(chromedp.CSS(`#end-form button`)))
 	poll(ctx, t, "the labs page", `location.pathname === "/"`, 2*time.Minute)
 	list, _ = mgr.List(context.Background())
 	for _, s := range list {

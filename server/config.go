@@ -371,8 +371,16 @@ func (c *Config) Validate() error {
 	case c.WebhookMaxAttempts < 0 || c.WebhookMaxAttempts > 100:
 		return fmt.Errorf("webhook max attempts (%d) must be between 1 and 100, or 0 for the default 12 (PODPATH_WEBHOOK_MAX_ATTEMPTS)", c.WebhookMaxAttempts)
 	}
-	if d := strings.ToLower(c.TrafficDomain); d != "" && d != "off" && !trafficDomainRE.MatchString(d) {
-		return fmt.Errorf("PODPATH_TRAFFIC_DOMAIN %q is not a domain like labs.example.com (a port may follow: labs.example.com:8443), or off", c.TrafficDomain)
+	if d := strings.ToLower(c.TrafficDomain); d != "" && d != "off" {
+		if !trafficDomainRE.MatchString(d) {
+			return fmt.Errorf("PODPATH_TRAFFIC_DOMAIN %q is not a domain like labs.example.com (a port may follow: labs.example.com:8443), or off", c.TrafficDomain)
+		}
+		if c.PublicURL == "" {
+			return fmt.Errorf("PODPATH_TRAFFIC_DOMAIN is set but PODPATH_PUBLIC_URL is not: a learner's app sends the browser to podpath's own address to sign in, so podpath must know it")
+		}
+		if pu, err := url.Parse(c.PublicURL); err == nil && strings.EqualFold(pu.Hostname(), strings.Split(d, ":")[0]) {
+			return fmt.Errorf("PODPATH_TRAFFIC_DOMAIN %q is podpath's own host name: learners' apps need a domain of their own (labs.example.net beside podpath.example.com)", c.TrafficDomain)
+		}
 	}
 	if c.WarmPoolSpec != "" {
 		pool, err := session.ParsePool(c.WarmPoolSpec)

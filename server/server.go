@@ -142,6 +142,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 		}
 		return float64(n)
 	}))
+	if shared := trafficSharesDomain(cfg); shared != "" {
+		d.Log.Warn("PODPATH_TRAFFIC_DOMAIN and PODPATH_PUBLIC_URL share the domain " + shared + ": a learner's app can set cookies for it that podpath's pages then receive; give learners' apps a domain of their own (docs/SECURITY.md)")
+	}
 	if cfg.SSO() && len(cfg.OIDCAllowedDomains) == 0 {
 		d.Log.Warn("single sign-on takes any address the provider has verified: anyone it vouches for gets an account and clusters; set PODPATH_OIDC_ALLOWED_DOMAINS to your company's domains")
 	}

@@ -6,12 +6,14 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
+	"golang.org/x/net/publicsuffix"
 
 	"github.com/podpath/podpath/internal/errs"
 	"github.com/podpath/podpath/internal/names"
@@ -47,8 +50,10 @@ import (
 //     session or a workshop left closes the door.
 
 const (
-	// trafficCookie is the traffic host's own sign-in.
-	trafficCookie = "podpath_traffic"
+	// trafficCookie is the traffic host's own sign-in; over https it is
+	// trafficCookieSecure, which only the host itself can set.
+	trafficCookie       = "podpath_traffic"
+	trafficCookieSecure = "__Host-podpath_traffic"
 	// trafficEnterPath trades an entry token for the cookie.
 	trafficEnterPath = "/.podpath/enter"
 	// trafficEnterTTL is how long an entry token is good; trafficCookieTTL
@@ -72,10 +77,14 @@ type trafficSite struct {
 func (s *Server) trafficSite() trafficSite {
 	base := s.cfg.PublicURL
 	if base == "" {
-		if a, ok := s.listenAddr.Load().(string); ok {
-			_, port, _ := net.SplitHostPort(a)
-			base = "http://localhost:" + port
+		// No public URL: on this machine only (a server listening on
+		// every address is reached by names podpath does not know).
+		a, _ := s.listenAddr.Load().(string)
+		host, port, err := net.SplitHostPort(a)
+		if err != nil || !(host == "localhost" || isLoopback(host)) {
+			return trafficSite{}
 		}
+		base = "http://localhost:" + port
 	}
 	pu, err := url.Parse(base)
 	if err != nil || pu.Host == "" {
@@ -97,6 +106,11 @@ func (s *Server) trafficSite() trafficSite {
 	}
 	return site
 }
+
+// SetListenAddr tells the server the address it will serve on before
+// Serve does: the session engine, which may start first, writes traffic
+// addresses into new clusters.
+func (s *Server) SetListenAddr(addr string) { s.listenAddr.Store(addr) }
 
 // url is the address of path on a session's port.
 func (t trafficSite) url(id uuid.UUID, port, path string) string {
@@ -141,7 +155,8 @@ func (s *Server) trafficHost(host string) (uuid.UUID, int, bool) {
 	}
 	id, err := uuid.Parse(label[:i])
 	port, perr := strconv.Atoi(label[i+1:])
-	if err != nil || perr != nil || port < 1 || port > 65535 {
+	// One name per app: uuid.Parse and Atoi take other spellings too.
+	if err != nil || perr != nil || port < 1 || port > 65535 || label != id.String()+"-"+strconv.Itoa(port) {
 		return uuid.Nil, 0, false
 	}
 	return id, port, true
@@ -154,7 +169,30 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveTraffic(w, r, id, port)
 		return
 	}
+	if s.underTrafficDomain(r.Host) {
+		// The learners' apps' domain is not podpath's: a sign-in there
+		// would be a cookie every app could overwrite.
+		trafficError(w, http.StatusNotFound, "this name is not a lab app's address; podpath is at "+s.cfg.PublicURL)
+		return
+	}
 	s.echo.ServeHTTP(w, r)
+}
+
+// underTrafficDomain reports whether host is PODPATH_TRAFFIC_DOMAIN or a
+// name under it (localhost, the default, is podpath's own name too).
+func (s *Server) underTrafficDomain(host string) bool {
+	d := strings.ToLower(s.cfg.TrafficDomain)
+	if d == "" || d == "off" {
+		return false
+	}
+	if h, _, err := net.SplitHostPort(d); err == nil {
+		d = h
+	}
+	h := strings.TrimSuffix(strings.ToLower(host), ".")
+	if hh, _, err := net.SplitHostPort(h); err == nil {
+		h = strings.TrimSuffix(hh, ".")
+	}
+	return h == d || strings.HasSuffix(h, "."+d)
 }
 
 // --- tokens ---
@@ -164,13 +202,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type trafficGrant struct {
 	purpose string // "enter" or "cookie"
 	user    int64
+	// signin is the hash of the podpath sign-in it came from (hex): the
+	// cookie stops working when the user signs out there.
+	signin  string
 	session uuid.UUID
 	port    int
 	expires time.Time
 }
 
 func (g trafficGrant) payload() string {
-	return strings.Join([]string{g.purpose, strconv.FormatInt(g.user, 10), g.session.String(), strconv.Itoa(g.port), strconv.FormatInt(g.expires.Unix(), 10)}, "|")
+	return strings.Join([]string{g.purpose, strconv.FormatInt(g.user, 10), g.signin, g.session.String(), strconv.Itoa(g.port), strconv.FormatInt(g.expires.Unix(), 10)}, "|")
 }
 
 func (s *Server) trafficMAC(payload string) ([]byte, error) {
@@ -230,15 +271,15 @@ func (s *Server) readTraffic(tok, purpose string, id uuid.UUID, port int) (traff
 		return trafficGrant{}, false
 	}
 	f := strings.Split(string(p), "|")
-	if len(f) != 5 || f[0] != purpose || f[2] != id.String() || f[3] != strconv.Itoa(port) {
+	if len(f) != 6 || f[0] != purpose || f[3] != id.String() || f[4] != strconv.Itoa(port) {
 		return trafficGrant{}, false
 	}
 	user, err1 := strconv.ParseInt(f[1], 10, 64)
-	exp, err2 := strconv.ParseInt(f[4], 10, 64)
+	exp, err2 := strconv.ParseInt(f[5], 10, 64)
 	if err1 != nil || err2 != nil || time.Now().Unix() >= exp {
 		return trafficGrant{}, false
 	}
-	return trafficGrant{purpose: purpose, user: user, session: id, port: port, expires: time.Unix(exp, 0)}, true
+	return trafficGrant{purpose: purpose, user: user, signin: f[2], session: id, port: port, expires: time.Unix(exp, 0)}, true
 }
 
 // --- who may pass ---
@@ -303,14 +344,39 @@ type trafficPass struct {
 
 // trafficAllowed is trafficAccess for a traffic host's request, its
 // answer kept for trafficRecheck.
-func (s *Server) trafficAllowed(ctx context.Context, userID int64, id uuid.UUID) (string, error) {
-	key := strconv.FormatInt(userID, 10) + "/" + id.String()
+func (s *Server) trafficAllowed(ctx context.Context, g trafficGrant) (string, error) {
+	id := g.session
+	key := strconv.FormatInt(g.user, 10) + "/" + g.signin + "/" + id.String()
 	if v, ok := s.trafficPasses.Load(key); ok {
 		if p := v.(trafficPass); time.Since(p.at) < trafficRecheck {
 			return p.sandbox, p.err
 		}
 	}
-	u, err := s.store.UserByID(ctx, userID)
+	if s.trafficStores.Add(1)%256 == 0 {
+		s.trafficPasses.Range(func(k, v any) bool {
+			if time.Since(v.(trafficPass).at) > time.Minute {
+				s.trafficPasses.Delete(k)
+			}
+			return true
+		})
+	}
+	var u *store.User
+	hash, err := hex.DecodeString(g.signin)
+	if err == nil {
+		var ws *store.WebSession
+		ws, err = s.store.WebSessionByToken(ctx, hash)
+		switch {
+		case errors.Is(err, store.ErrNotFound) || (err == nil && (ws.UserID != g.user || time.Now().After(ws.ExpiresAt))):
+			err = errTrafficSignedOut
+		case err == nil:
+			u = ws.User
+			if u == nil {
+				u, err = s.store.UserByID(ctx, g.user)
+			}
+		}
+	} else {
+		err = errTrafficSignedOut
+	}
 	var name string
 	owner := false
 	switch {
@@ -324,11 +390,15 @@ func (s *Server) trafficAllowed(ctx context.Context, userID int64, id uuid.UUID)
 		s.engine.Touch(id)
 	}
 	var denied *trafficDenied
-	if err == nil || errors.As(err, &denied) {
+	if err == nil || errors.As(err, &denied) || errors.Is(err, errTrafficSignedOut) {
 		s.trafficPasses.Store(key, trafficPass{sandbox: name, err: err, at: time.Now()})
 	}
 	return name, err
 }
+
+// errTrafficSignedOut is a cookie whose podpath sign-in has ended: the
+// browser signs in again through podpath.
+var errTrafficSignedOut = errors.New("signed out of podpath")
 
 // --- podpath's side: /sessions/:id/traffic ---
 
@@ -404,7 +474,11 @@ func (s *Server) enterTraffic(c echo.Context) error {
 	if site.domain == "" {
 		return errs.E(errs.Unavailable, translate("portsoff", lang(c))+" (docs/LABS.md \"Web apps in the cluster\")")
 	}
-	tok, err := s.signTraffic(trafficGrant{purpose: "enter", user: u.ID, session: id, port: port, expires: time.Now().Add(trafficEnterTTL)})
+	ws := currentWebSession(c)
+	if ws == nil {
+		return errs.E(errs.Unauthenticated, "sign in to podpath first")
+	}
+	tok, err := s.signTraffic(trafficGrant{purpose: "enter", user: u.ID, signin: hex.EncodeToString(ws.TokenHash), session: id, port: port, expires: time.Now().Add(trafficEnterTTL)})
 	if err != nil {
 		return err
 	}
@@ -427,8 +501,20 @@ func (s *Server) serveTraffic(w http.ResponseWriter, r *http.Request, id uuid.UU
 	}
 	var g trafficGrant
 	ok := false
-	if ck, err := r.Cookie(trafficCookie); err == nil {
-		g, ok = s.readTraffic(ck.Value, "cookie", id, port)
+	// Every cookie of the name counts: an app may set one for the whole
+	// traffic domain, which the browser sends beside this host's own.
+	for _, ck := range r.Cookies() {
+		if ck.Name == trafficCookie || ck.Name == trafficCookieSecure {
+			if g, ok = s.readTraffic(ck.Value, "cookie", id, port); ok {
+				break
+			}
+		}
+	}
+	var name string
+	var err error
+	if ok {
+		name, err = s.trafficAllowed(r.Context(), g)
+		ok = !errors.Is(err, errTrafficSignedOut)
 	}
 	if !ok {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -436,14 +522,13 @@ func (s *Server) serveTraffic(w http.ResponseWriter, r *http.Request, id uuid.UU
 			return
 		}
 		// Sign in through podpath's own origin, then come back here.
-		back := s.podpathBase(r) + "/sessions/" + id.String() + "/traffic/" + strconv.Itoa(port) + r.URL.Path
+		back := s.podpathBase(r) + "/sessions/" + id.String() + "/traffic/" + strconv.Itoa(port) + r.URL.EscapedPath()
 		if r.URL.RawQuery != "" {
 			back += "?" + r.URL.RawQuery
 		}
 		http.Redirect(w, r, back, http.StatusSeeOther)
 		return
 	}
-	name, err := s.trafficAllowed(r.Context(), g.user, id)
 	if err != nil {
 		var d *trafficDenied
 		if errors.As(err, &d) {
@@ -454,7 +539,7 @@ func (s *Server) serveTraffic(w http.ResponseWriter, r *http.Request, id uuid.UU
 		trafficError(w, http.StatusInternalServerError, "podpath could not check who may open this app; try again")
 		return
 	}
-	s.proxyTraffic(w, r, name, port)
+	s.proxyTraffic(w, r, g, name, port)
 }
 
 // podpathBase is podpath's own origin as seen from a traffic host.
@@ -473,30 +558,70 @@ func (s *Server) trafficEnter(w http.ResponseWriter, r *http.Request, id uuid.UU
 		trafficError(w, http.StatusForbidden, "this link has expired or is not for this app: open it again from the lab page")
 		return
 	}
-	val, err := s.signTraffic(trafficGrant{purpose: "cookie", user: g.user, session: id, port: port, expires: time.Now().Add(trafficCookieTTL)})
+	val, err := s.signTraffic(trafficGrant{purpose: "cookie", user: g.user, signin: g.signin, session: id, port: port, expires: time.Now().Add(trafficCookieTTL)})
 	if err != nil {
 		trafficError(w, http.StatusInternalServerError, "podpath could not sign you in to this app; try again")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{
-		Name: trafficCookie, Value: val, Path: "/", MaxAge: int(trafficCookieTTL.Seconds()),
-		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.trafficSite().scheme == "https",
-	})
-	to := q.Get("to")
-	if !strings.HasPrefix(to, "/") || strings.HasPrefix(to, "//") || strings.HasPrefix(to, "/\\") {
-		to = "/"
+	secure := s.trafficSite().scheme == "https"
+	name := trafficCookie
+	if secure {
+		// __Host-: no other host (another learner's app) can set it.
+		name = trafficCookieSecure
 	}
-	http.Redirect(w, r, to, http.StatusSeeOther)
+	http.SetCookie(w, &http.Cookie{
+		Name: name, Value: val, Path: "/", MaxAge: int(trafficCookieTTL.Seconds()),
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: secure,
+	})
+	http.Redirect(w, r, localPath(q.Get("to")), http.StatusSeeOther)
+}
+
+// localPath is to if it is a path of this host (no scheme, no host, no
+// control characters a browser would drop), "/" otherwise.
+func localPath(to string) string {
+	if !strings.HasPrefix(to, "/") || strings.ContainsFunc(to, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' }) {
+		return "/"
+	}
+	u, err := url.Parse(to)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || strings.HasPrefix(to, "//") {
+		return "/"
+	}
+	return to
 }
 
 // proxyTraffic passes the request to port on the cluster's control plane,
 // WebSocket upgrades included, without podpath's cookie.
-func (s *Server) proxyTraffic(w http.ResponseWriter, r *http.Request, sandboxName string, port int) {
+func (s *Server) proxyTraffic(w http.ResponseWriter, r *http.Request, g trafficGrant, sandboxName string, port int) {
 	// An app may stream (server-sent events, a WebSocket): the server's
 	// write deadline is for podpath's own answers.
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{})
 	_ = rc.SetReadDeadline(time.Time{})
+	// Who may pass is asked again while the request lasts: a WebSocket
+	// or a stream ends when the session ends, the instructor leaves the
+	// workshop, or the user signs out (cancelling the request closes the
+	// connection to the app).
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	go func() {
+		tick := time.NewTicker(2 * trafficRecheck)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if _, err := s.trafficAllowed(ctx, g); err != nil && ctx.Err() == nil {
+					var d *trafficDenied
+					if errors.As(err, &d) || errors.Is(err, errTrafficSignedOut) {
+						cancel()
+						return
+					}
+				}
+			}
+		}
+	}()
+	r = r.WithContext(ctx)
 	target := s.engine.Target(sandboxName)
 	transport := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -511,7 +636,7 @@ func (s *Server) proxyTraffic(w http.ResponseWriter, r *http.Request, sandboxNam
 			pr.Out.URL.Host = names.ControlPlane + ":" + strconv.Itoa(port)
 			pr.Out.Host = pr.In.Host
 			pr.SetXForwarded()
-			dropCookie(pr.Out, trafficCookie)
+			dropCookies(pr.Out, trafficCookie, trafficCookieSecure)
 		},
 		Transport: transport,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
@@ -525,14 +650,22 @@ func (s *Server) proxyTraffic(w http.ResponseWriter, r *http.Request, sandboxNam
 	transport.CloseIdleConnections()
 }
 
-// dropCookie takes one cookie out of a request's Cookie headers.
-func dropCookie(r *http.Request, name string) {
-	all := r.Cookies()
-	r.Header.Del("Cookie")
-	for _, c := range all {
-		if c.Name != name {
-			r.AddCookie(c)
+// dropCookies takes cookies out of a request's Cookie headers, leaving
+// the others byte for byte (Go's cookie parser would drop or requote the
+// values it finds odd, which an app may rely on).
+func dropCookies(r *http.Request, names ...string) {
+	var kept []string
+	for _, h := range r.Header.Values("Cookie") {
+		for _, pair := range strings.Split(h, ";") {
+			name, _, _ := strings.Cut(strings.TrimSpace(pair), "=")
+			if pair = strings.TrimSpace(pair); pair != "" && !slices.Contains(names, name) {
+				kept = append(kept, pair)
+			}
 		}
+	}
+	r.Header.Del("Cookie")
+	if len(kept) > 0 {
+		r.Header.Set("Cookie", strings.Join(kept, "; "))
 	}
 }
 
@@ -554,4 +687,28 @@ type trafficState struct {
 	trafficKeyMu  sync.Mutex
 	trafficKey    []byte
 	trafficPasses sync.Map
+	// trafficStores counts answers kept, to forget old ones now and then.
+	trafficStores atomic.Int64
+}
+
+// trafficSharesDomain is the registrable domain (example.com) of both
+// the traffic domain and the public URL's host, "" when they differ.
+func trafficSharesDomain(cfg Config) string {
+	d := strings.ToLower(cfg.TrafficDomain)
+	if d == "" || d == "off" || cfg.PublicURL == "" {
+		return ""
+	}
+	if h, _, err := net.SplitHostPort(d); err == nil {
+		d = h
+	}
+	pu, err := url.Parse(cfg.PublicURL)
+	if err != nil {
+		return ""
+	}
+	a, err1 := publicsuffix.EffectiveTLDPlusOne(d)
+	b, err2 := publicsuffix.EffectiveTLDPlusOne(strings.ToLower(pu.Hostname()))
+	if err1 != nil || err2 != nil || a != b {
+		return ""
+	}
+	return a
 }

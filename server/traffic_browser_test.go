@@ -34,6 +34,7 @@ const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") +
 ws.onopen = () => ws.send("podpath-ws-" + (6 * 7));
 ws.onmessage = (ev) => { document.title = "echo: " + ev.data; document.getElementById("out").textContent = ev.data; };
 ws.onerror = () => { document.title = "websocket error"; };
+ws.onclose = () => { document.title = "closed"; };
 </script>`
 
 func serveWSEcho(addr string) {
@@ -65,12 +66,14 @@ func serveWSEcho(addr string) {
 	}
 }
 
-// checkTraffic opens web apps of the learner's real cluster from the lab
-// page's links in the learner's browser (ctx): nginx behind a NodePort,
-// and an app listening on the control plane that talks WebSocket; then a
-// second learner, in a browser of their own, follows the same links and
-// is refused, on podpath's address and on the app's.
-func checkTraffic(ctx context.Context, t *testing.T, e *env, mgr *sandbox.Manager, sandboxName, sessionID string, onNode func(node, script string) string) {
+// checkTraffic opens web apps of the learner's real cluster in the
+// learner's browser (ctx), through links of podpath's origin: nginx, which
+// the scenario's step 3 put behind NodePort 30080, and an app listening on
+// the control plane that talks WebSocket; then a second learner, in a
+// browser of their own, follows the same links and is refused, on
+// podpath's address and on the app's. Last, the owner ends the session,
+// and the app's WebSocket closes.
+func checkTraffic(ctx context.Context, t *testing.T, e *env, mgr *sandbox.Manager, sandboxName, sessionID string, owner *client) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -80,18 +83,11 @@ func checkTraffic(ctx context.Context, t *testing.T, e *env, mgr *sandbox.Manage
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, err := mgr.Exec(context.Background(), sandboxName, "controlplane", []string{"sh", "-c", "cat > /usr/local/bin/wsecho && chmod +x /usr/local/bin/wsecho"}, f, nil, nil)
+	code, err := mgr.Exec(context.Background(), sandboxName, "controlplane", []string{"sh", "-c", "cat > /usr/local/bin/wsecho && chmod +x /usr/local/bin/wsecho && systemd-run --quiet --unit wsecho --setenv=" + wsEchoEnv + "=:8765 /usr/local/bin/wsecho && for i in $(seq 60); do curl -fs localhost:8765 >/dev/null && exit 0; sleep 1; done; exit 1"}, f, nil, nil)
 	f.Close()
 	if err != nil || code != 0 {
-		t.Fatalf("copy the WebSocket app into the node: exit %d, %v", code, err)
+		t.Fatalf("copy the WebSocket app into the node and start it: exit %d, %v", code, err)
 	}
-	onNode("controlplane", `systemd-run --quiet --unit wsecho --setenv=`+wsEchoEnv+`=:8765 /usr/local/bin/wsecho
-kubectl create namespace traffic
-kubectl -n traffic run web --image=podpath.local/nginx:1.22 --image-pull-policy=IfNotPresent --labels=app=web
-kubectl -n traffic create service nodeport web --tcp=80:80 --node-port=30080
-kubectl -n traffic wait --for=condition=Ready pod/web --timeout=120s`)
-	// kube-proxy opens a new NodePort within seconds; the app starts at once.
-	onNode("controlplane", `for i in $(seq 60); do curl -fs localhost:30080 >/dev/null && curl -fs localhost:8765 >/dev/null && exit 0; sleep 1; done; echo not up; exit 1`)
 
 	port := e.url[strings.LastIndex(e.url, ":")+1:]
 	appHost := sessionID + "-30080.localhost:" + port
@@ -100,7 +96,6 @@ kubectl -n traffic wait --for=condition=Ready pod/web --timeout=120s`)
 	if host := evalString(ctx, t, `location.host`); host != appHost {
 		t.Errorf("the app opens on its own host %q, not %q", appHost, host)
 	}
-	shot(ctx, t, "traffic-nginx")
 	do(ctx, t, chromedp.Navigate(e.url+"/sessions/"+sessionID+"/traffic/8765/"))
 	poll(ctx, t, "the WebSocket echo through the traffic port", `document.title === "echo: podpath-ws-42"`, 30*time.Second)
 
@@ -116,4 +111,12 @@ kubectl -n traffic wait --for=condition=Ready pod/web --timeout=120s`)
 		}
 	}
 	shot(eve, t, "traffic-refused")
+
+	// The session ends: the app's open WebSocket is closed by podpath
+	// (who may pass is asked again while a connection lasts), not left
+	// to a connection to a deleted node.
+	if r := owner.do("DELETE", "/api/sessions/"+sessionID, nil); r.status/100 != 2 {
+		t.Fatalf("end the session: %d %s", r.status, r.body)
+	}
+	poll(ctx, t, "the WebSocket closed after the session ended", `document.title === "closed"`, 45*time.Second)
 }

@@ -185,18 +185,35 @@ func TestTrafficPortsWhoGetsThrough(t *testing.T) {
 	if st, _, _ := enter(lee, "/sessions/"+sid+"/traffic/30080/"); st != 410 {
 		t.Errorf("an ended session's link: %d", st)
 	}
+	// A cookie is good while its podpath sign-in is: signed out, the
+	// browser is sent to sign in again (once the last answer, kept 5 s,
+	// is old).
+	if r := grace.do("POST", "/api/logout", nil); r.status/100 != 2 {
+		t.Fatalf("logout: %d %s", r.status, r.body)
+	}
+	time.Sleep(5100 * time.Millisecond)
+	if res, _ = trafficGet(t, e.url, "GET", "http://"+host+"/", graceCookie); res.StatusCode != 303 || !strings.Contains(res.Header.Get("Location"), "/sessions/"+sid+"/traffic/30080/") {
+		t.Errorf("a signed-out user's cookie: %d %q", res.StatusCode, res.Header.Get("Location"))
+	}
 }
 
 // PODPATH_TRAFFIC_DOMAIN is a domain, maybe with a port, or off.
 func TestTrafficDomainConfig(t *testing.T) {
 	for v, ok := range map[string]bool{"": true, "off": true, "labs.example.com": true, "labs.example.com:8443": true, "Labs.Example.com": true,
-		"https://labs.example.com": false, "*.labs.example.com": false, "labs example": false, "labs.example.com/x": false} {
+		"https://labs.example.com": false, "*.labs.example.com": false, "labs example": false, "labs.example.com/x": false,
+		"podpath.example.org": false} {
 		cfg := server.DefaultConfig()
+		cfg.PublicURL = "https://podpath.example.org"
 		cfg.TrafficDomain = v
 		if err := cfg.Validate(); (err == nil) != ok {
 			t.Errorf("PODPATH_TRAFFIC_DOMAIN=%q: %v", v, err)
 		} else if err != nil && !strings.Contains(err.Error(), "PODPATH_TRAFFIC_DOMAIN") {
 			t.Errorf("the error names the variable: %v", err)
 		}
+	}
+	cfg := server.DefaultConfig()
+	cfg.TrafficDomain = "labs.example.com"
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "PODPATH_PUBLIC_URL") {
+		t.Errorf("a traffic domain without a public URL: %v", err)
 	}
 }

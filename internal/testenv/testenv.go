@@ -105,3 +105,15 @@ func Postgres(t testing.TB) string {
 	}
 	return fmt.Sprintf("postgres://%s:%s@%s:%d/%s", cfg.User, cfg.Password, cfg.Host, cfg.Port, name)
 }
+
+// RegistryMirror requires the registry mirror learner nodes pull Docker
+// Hub's images through where there is no internet (PODPATH_REGISTRY_MIRRORS;
+// scripts/test starts one) and returns the setting.
+func RegistryMirror(t testing.TB) string {
+	t.Helper()
+	v := os.Getenv("PODPATH_REGISTRY_MIRRORS")
+	if v == "" {
+		Missing(t, "PODPATH_REGISTRY_MIRRORS is not set: the test's scenario pulls nginx:1.27 from Docker Hub's name (scripts/test starts a mirror: start_mirror in scripts/lib.sh; docs/LABS.md \"Images without internet\")")
+	}
+	return v
+}
