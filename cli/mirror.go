@@ -42,6 +42,10 @@ for a mirror URL with a path (http://host:port/docker.io). Needs root (debootstr
 			if err != nil {
 				return err
 			}
+			repoBase := reg
+			if p := strings.Trim(prefix, "/"); p != "" {
+				repoBase += "/" + p
+			}
 			var nameOpts []name.Option
 			if insecure {
 				nameOpts = append(nameOpts, name.Insecure)
@@ -56,11 +60,7 @@ for a mirror URL with a path (http://host:port/docker.io). Needs root (debootstr
 					return fmt.Errorf("read %s: %w", im.Path, err)
 				}
 				for i, tag := range im.Tags {
-					ref := reg + "/" + strings.Trim(prefix, "/")
-					if prefix == "" {
-						ref = reg
-					}
-					dst, err := name.NewTag(ref+"/"+tag, nameOpts...)
+					dst, err := name.NewTag(repoBase+"/"+tag, nameOpts...)
 					if err != nil {
 						return err
 					}

@@ -21,7 +21,6 @@ var trafficMessages = map[string]map[string]string{
 		"errtrafficnotyours":  "This app runs in another learner's lab session: only they (and their workshop's instructor) may open it.",
 		"errtrafficended":     "The lab session has ended, and its cluster with it.",
 		"errtrafficnotready":  "The lab's cluster is {state}: open the lab page (it wakes a sleeping cluster), then this link again.",
-		"errtrafficnouser":    "The account this link was opened with is gone.",
 	},
 	"zh": {
 		"ports":               "端口",
@@ -36,6 +35,5 @@ var trafficMessages = map[string]map[string]string{
 		"errtrafficnotyours":  "这个应用运行在另一位学员的实验会话中：只有该学员（以及其工作坊的讲师）可以打开。",
 		"errtrafficended":     "实验会话已结束，它的集群也已删除。",
 		"errtrafficnotready":  "实验集群当前{state}：请先打开实验页面（它会唤醒休眠的集群），再打开此链接。",
-		"errtrafficnouser":    "打开此链接所用的账号已不存在。",
 	},
 }

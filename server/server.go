@@ -148,6 +148,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if cfg.SSO() && len(cfg.OIDCAllowedDomains) == 0 {
 		d.Log.Warn("single sign-on takes any address the provider has verified: anyone it vouches for gets an account and clusters; set PODPATH_OIDC_ALLOWED_DOMAINS to your company's domains")
 	}
+	s.SetListenAddr("") // until Serve (or App.Run) knows the address
 	s.echo = s.routes()
 	return s, nil
 }
@@ -321,7 +322,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}()
 		s.log.Info("serving /metrics", "listen", mln.Addr().String())
 	}
-	s.listenAddr.Store(ln.Addr().String())
+	s.SetListenAddr(ln.Addr().String())
 	srv := s.newHTTPServer(s)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -69,18 +69,30 @@ type trafficSite struct {
 	scheme string
 	domain string // lower case; "" is off
 	port   string // ":8080", or "" for the scheme's port
+	// own says the domain is PODPATH_TRAFFIC_DOMAIN's, no name of
+	// podpath's (localhost is both).
+	own bool
+}
+
+// trafficSite is where traffic hosts live, worked out once (New, then
+// SetListenAddr): every request asks.
+func (s *Server) trafficSite() trafficSite {
+	if p := s.site.Load(); p != nil {
+		return *p
+	}
+	return s.cfg.trafficSite("")
 }
 
 // trafficSite works out the traffic hosts' domain: PODPATH_TRAFFIC_DOMAIN,
 // or localhost when podpath itself is reached on this machine (browsers
-// send every *.localhost name to this machine); "" when neither.
-func (s *Server) trafficSite() trafficSite {
-	base := s.cfg.PublicURL
+// send every *.localhost name to this machine); "" when neither. listen
+// is the address the server listens on, "" before it does.
+func (c *Config) trafficSite(listen string) trafficSite {
+	base := c.PublicURL
 	if base == "" {
 		// No public URL: on this machine only (a server listening on
 		// every address is reached by names podpath does not know).
-		a, _ := s.listenAddr.Load().(string)
-		host, port, err := net.SplitHostPort(a)
+		host, port, err := net.SplitHostPort(listen)
 		if err != nil || !(host == "localhost" || isLoopback(host)) {
 			return trafficSite{}
 		}
@@ -94,13 +106,13 @@ func (s *Server) trafficSite() trafficSite {
 	if p := pu.Port(); p != "" {
 		site.port = ":" + p
 	}
-	switch d := strings.ToLower(s.cfg.TrafficDomain); {
+	switch d := strings.ToLower(c.TrafficDomain); {
 	case d == "off":
 	case d != "":
 		if h, p, err := net.SplitHostPort(d); err == nil {
 			d, site.port = h, ":"+p
 		}
-		site.domain = d
+		site.domain, site.own = d, true
 	case pu.Hostname() == "localhost" || isLoopback(pu.Hostname()):
 		site.domain = "localhost"
 	}
@@ -110,7 +122,10 @@ func (s *Server) trafficSite() trafficSite {
 // SetListenAddr tells the server the address it will serve on before
 // Serve does: the session engine, which may start first, writes traffic
 // addresses into new clusters.
-func (s *Server) SetListenAddr(addr string) { s.listenAddr.Store(addr) }
+func (s *Server) SetListenAddr(addr string) {
+	site := s.cfg.trafficSite(addr)
+	s.site.Store(&site)
+}
 
 // url is the address of path on a session's port.
 func (t trafficSite) url(id uuid.UUID, port, path string) string {
@@ -181,13 +196,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // underTrafficDomain reports whether host is PODPATH_TRAFFIC_DOMAIN or a
 // name under it (localhost, the default, is podpath's own name too).
 func (s *Server) underTrafficDomain(host string) bool {
-	d := strings.ToLower(s.cfg.TrafficDomain)
-	if d == "" || d == "off" {
+	site := s.trafficSite()
+	if !site.own {
 		return false
 	}
-	if h, _, err := net.SplitHostPort(d); err == nil {
-		d = h
-	}
+	d := site.domain
 	h := strings.TrimSuffix(strings.ToLower(host), ".")
 	if hh, _, err := net.SplitHostPort(h); err == nil {
 		h = strings.TrimSuffix(hh, ".")
@@ -360,30 +373,20 @@ func (s *Server) trafficAllowed(ctx context.Context, g trafficGrant) (string, er
 			return true
 		})
 	}
-	var u *store.User
-	hash, err := hex.DecodeString(g.signin)
-	if err == nil {
-		var ws *store.WebSession
+	// The sign-in the cookie came from, unexpired, with its user (gone
+	// with the account too).
+	err := errTrafficSignedOut
+	var ws *store.WebSession
+	if hash, herr := hex.DecodeString(g.signin); herr == nil {
 		ws, err = s.store.WebSessionByToken(ctx, hash)
-		switch {
-		case errors.Is(err, store.ErrNotFound) || (err == nil && (ws.UserID != g.user || time.Now().After(ws.ExpiresAt))):
+		if errors.Is(err, store.ErrNotFound) || (err == nil && ws.UserID != g.user) {
 			err = errTrafficSignedOut
-		case err == nil:
-			u = ws.User
-			if u == nil {
-				u, err = s.store.UserByID(ctx, g.user)
-			}
 		}
-	} else {
-		err = errTrafficSignedOut
 	}
 	var name string
 	owner := false
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		err = &trafficDenied{status: http.StatusForbidden, key: "errtrafficnouser"}
-	case err == nil:
-		name, owner, err = s.trafficAccess(ctx, u, id)
+	if err == nil {
+		name, owner, err = s.trafficAccess(ctx, ws.User, id)
 	}
 	if err == nil && owner {
 		// Using the app is using the lab: the session is not idle.
@@ -522,7 +525,7 @@ func (s *Server) serveTraffic(w http.ResponseWriter, r *http.Request, id uuid.UU
 			return
 		}
 		// Sign in through podpath's own origin, then come back here.
-		back := s.podpathBase(r) + "/sessions/" + id.String() + "/traffic/" + strconv.Itoa(port) + r.URL.EscapedPath()
+		back := s.podpathBase() + "/sessions/" + id.String() + "/traffic/" + strconv.Itoa(port) + r.URL.EscapedPath()
 		if r.URL.RawQuery != "" {
 			back += "?" + r.URL.RawQuery
 		}
@@ -543,7 +546,7 @@ func (s *Server) serveTraffic(w http.ResponseWriter, r *http.Request, id uuid.UU
 }
 
 // podpathBase is podpath's own origin as seen from a traffic host.
-func (s *Server) podpathBase(r *http.Request) string {
+func (s *Server) podpathBase() string {
 	if s.cfg.PublicURL != "" {
 		return strings.TrimRight(s.cfg.PublicURL, "/")
 	}
@@ -681,9 +684,8 @@ func trafficError(w http.ResponseWriter, status int, msg string) {
 
 // trafficState is what the server keeps for traffic hosts.
 type trafficState struct {
-	// listenAddr is the address Serve listens on (a string): the traffic
-	// hosts' port when PODPATH_PUBLIC_URL does not say it.
-	listenAddr    atomic.Value
+	// site is where traffic hosts live (trafficSite).
+	site          atomic.Pointer[trafficSite]
 	trafficKeyMu  sync.Mutex
 	trafficKey    []byte
 	trafficPasses sync.Map
