@@ -24,8 +24,21 @@ func keeperRig(t *testing.T) *rig {
 	os.WriteFile(conf, []byte("set -g prefix None\nunbind-key -a\nset -g status off\nset -g escape-time 0\nset -g default-terminal screen-256color\n"), 0o644)
 	sock := filepath.Join(dir, "tmux.sock")
 	cmd := exec.Command(tmux, "-S", sock, "-f", conf, "new-session", "-A", "-s", "main", "PS1='# ' bash --norc --noprofile -i")
-	cmd.Env = []string{"TERM=xterm-256color", "PATH=/usr/bin:/bin", "HOME=" + dir, "HISTFILE=" + filepath.Join(dir, "history")}
-	t.Cleanup(func() { exec.Command(tmux, "-S", sock, "kill-server").Run() })
+	// An empty HISTFILE: bash writes no history as it exits, which it
+	// would do after kill-server returns, into a directory being removed.
+	cmd.Env = []string{"TERM=xterm-256color", "PATH=/usr/bin:/bin", "HOME=" + dir, "HISTFILE="}
+	t.Cleanup(func() {
+		// kill-server returns before the server has gone (and unlinked its
+		// socket): wait for the process, or TempDir's removal races it.
+		out, _ := exec.Command(tmux, "-S", sock, "display-message", "-p", "#{pid}").Output()
+		exec.Command(tmux, "-S", sock, "kill-server").Run()
+		pid := strings.TrimSpace(string(out))
+		for deadline := time.Now().Add(10 * time.Second); pid != "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if _, err := os.Stat("/proc/" + pid); err != nil {
+				break
+			}
+		}
+	})
 	fg := func(ctx context.Context) (string, bool) {
 		out, err := exec.CommandContext(ctx, tmux, "-S", sock, "display-message", "-p", "-t", "main", "#{pane_current_command}").Output()
 		name := strings.TrimSpace(string(out))
