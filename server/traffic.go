@@ -634,13 +634,7 @@ func (s *Server) proxyTraffic(w http.ResponseWriter, r *http.Request, g trafficG
 		ResponseHeaderTimeout: 2 * time.Minute,
 	}
 	proxy := &httputil.ReverseProxy{
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.Out.URL.Scheme = "http"
-			pr.Out.URL.Host = names.ControlPlane + ":" + strconv.Itoa(port)
-			pr.Out.Host = pr.In.Host
-			pr.SetXForwarded()
-			dropCookies(pr.Out, trafficCookie, trafficCookieSecure)
-		},
+		Rewrite:   func(pr *httputil.ProxyRequest) { s.rewriteTraffic(pr, port) },
 		Transport: transport,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if r.Context().Err() != nil {
@@ -651,6 +645,22 @@ func (s *Server) proxyTraffic(w http.ResponseWriter, r *http.Request, g trafficG
 	}
 	proxy.ServeHTTP(w, r)
 	transport.CloseIdleConnections()
+}
+
+// rewriteTraffic makes a request for a traffic host one for the app on
+// port of the control plane: its host name kept, X-Forwarded-* set, and
+// podpath's cookies taken out.
+func (s *Server) rewriteTraffic(pr *httputil.ProxyRequest, port int) {
+	pr.Out.URL.Scheme = "http"
+	pr.Out.URL.Host = names.ControlPlane + ":" + strconv.Itoa(port)
+	pr.Out.Host = pr.In.Host
+	pr.SetXForwarded()
+	// Behind a proxy that ends TLS the request reaching podpath is http:
+	// the app is told the scheme the browser used, the public URL's.
+	if site := s.trafficSite(); site.scheme != "" {
+		pr.Out.Header.Set("X-Forwarded-Proto", site.scheme)
+	}
+	dropCookies(pr.Out, trafficCookie, trafficCookieSecure)
 }
 
 // dropCookies takes cookies out of a request's Cookie headers, leaving

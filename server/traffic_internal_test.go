@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"net/http/httputil"
 	"testing"
 )
 
@@ -42,6 +43,22 @@ func TestTrafficEdges(t *testing.T) {
 	dropCookies(r, trafficCookie, trafficCookieSecure)
 	if got := r.Header.Get("Cookie"); got != `e={"k":1}; b=c"d; keep=1` || len(r.Header.Values("Cookie")) != 1 {
 		t.Errorf("the app's cookies: %q", r.Header.Values("Cookie"))
+	}
+
+	// Behind a proxy that ends TLS, the app is told https, the scheme the
+	// browser used; podpath's own cookie never reaches it.
+	for public, want := range map[string]string{"https://podpath.example.org": "https", "http://127.0.0.1:8080": "http"} {
+		s := &Server{cfg: Config{PublicURL: public, TrafficDomain: "labs.example.com"}}
+		in, _ := http.NewRequest("GET", "http://"+id+"-30080.labs.example.com/x", nil)
+		in.Header.Set("Cookie", "__Host-podpath_traffic=abc; app=1")
+		pr := &httputil.ProxyRequest{In: in, Out: in.Clone(in.Context())}
+		s.rewriteTraffic(pr, 30080)
+		if got := pr.Out.Header.Get("X-Forwarded-Proto"); got != want {
+			t.Errorf("behind %s the app is told %q, want %q", public, got, want)
+		}
+		if pr.Out.URL.Host != "controlplane:30080" || pr.Out.Host != id+"-30080.labs.example.com" || pr.Out.Header.Get("Cookie") != "app=1" {
+			t.Errorf("the app's request: %s, Host %s, Cookie %q", pr.Out.URL, pr.Out.Host, pr.Out.Header.Get("Cookie"))
+		}
 	}
 
 	for pair, want := range map[[2]string]string{

@@ -1,8 +1,10 @@
 package server_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -46,7 +48,8 @@ func trafficGet(t *testing.T, base, method, rawURL, cookie string) (*http.Respon
 // fake's nodes have no network: a request that gets through is answered
 // "nothing answers on port ..."; TestBrowser opens a real app.)
 func TestTrafficPortsWhoGetsThrough(t *testing.T) {
-	e := startServer(t, workshopConfig(t), fakesandbox.New())
+	fake := fakesandbox.New()
+	e := startServer(t, workshopConfig(t), fake)
 	now := time.Now()
 	grace := e.instructor(t, "grace@example.com").noRedirect()
 	other := e.instructor(t, "other@example.com").noRedirect()
@@ -111,6 +114,17 @@ func TestTrafficPortsWhoGetsThrough(t *testing.T) {
 	// Using the app is activity: the session is not idle.
 	if after := activity(); after == before {
 		t.Errorf("the app's use did not count as activity: last activity %s before and after", before)
+	}
+	// With an app on the port, the app gets the request as the browser
+	// sent it, less podpath's cookie, and its answer comes back.
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "host=%s uri=%s cookie=%s proto=%s", r.Host, r.RequestURI, r.Header.Get("Cookie"), r.Header.Get("X-Forwarded-Proto"))
+	}))
+	defer app.Close()
+	fake.SetPort(30080, app.Listener.Addr().String())
+	res, body = trafficGet(t, e.url, "GET", "http://"+host+"/app/index.html?x=1", cookie)
+	if want := "host=" + host + " uri=/app/index.html?x=1 cookie=app=kept proto=http"; res.StatusCode != 200 || body != want {
+		t.Errorf("the app's answer: %d %q, want %q", res.StatusCode, body, want)
 	}
 
 	// Without it, or with a forged one, the browser is sent to sign in

@@ -36,6 +36,7 @@ type Fake struct {
 	gate     chan struct{}
 	down     bool
 	execs    map[string][]string
+	ports    map[int]string
 	// CreateTime is how long a create takes (default 10 ms).
 	CreateTime time.Duration
 }
@@ -282,9 +283,28 @@ func (target) Foreground(ctx context.Context, node string) (string, error) {
 	return "", errors.New("the fake sandbox's shell has no keeper")
 }
 
-// Dial has no node to reach: the fake's nodes have no network.
-func (target) Dial(ctx context.Context, node string, port int) (net.Conn, error) {
-	return nil, errors.New("the fake sandbox's nodes have no network")
+// SetPort makes port, on every node of every cluster, reach addr (a
+// server of the test's): the traffic proxy's tests need an app to talk to.
+func (f *Fake) SetPort(port int, addr string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ports == nil {
+		f.ports = map[int]string{}
+	}
+	f.ports[port] = addr
+}
+
+// Dial reaches what SetPort named; otherwise nothing: the fake's nodes
+// have no network.
+func (t target) Dial(ctx context.Context, node string, port int) (net.Conn, error) {
+	t.f.mu.Lock()
+	addr, ok := t.f.ports[port]
+	t.f.mu.Unlock()
+	if !ok {
+		return nil, errors.New("the fake sandbox's nodes have no network")
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", addr)
 }
 
 // Watch cannot share the fake's shell: it has no keeper.
