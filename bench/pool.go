@@ -109,42 +109,53 @@ func scratchDatabase(ctx context.Context, admin string) (string, func(), error) 
 	}, nil
 }
 
-// clickToPrompt runs a server and times o.Runs starts.
-func clickToPrompt(ctx context.Context, dbURL string, o PoolOptions, pooled bool) ([]time.Duration, error) {
+// benchServer is a podpath server on a scratch database with the
+// built-in labs and an admin signed in as c. stop ends the server and
+// deletes the clusters it made.
+type benchServer struct {
+	c    *apiClient
+	stop func()
+}
+
+func startBenchServer(ctx context.Context, dbURL string, setup func(*server.Config)) (*benchServer, error) {
 	st, err := store.Open(ctx, dbURL)
 	if err != nil {
 		return nil, err
 	}
-	defer st.Close()
-	if _, _, err := st.Migrate(ctx); err != nil {
+	fail := func(err error) (*benchServer, error) {
+		st.Close()
 		return nil, err
+	}
+	if _, _, err := st.Migrate(ctx); err != nil {
+		return fail(err)
 	}
 	cfg := server.DefaultConfig()
 	cfg.DatabaseURL, cfg.Listen = dbURL, "127.0.0.1:0"
-	if pooled {
-		cfg.WarmPoolSpec = "1"
+	if setup != nil {
+		setup(&cfg)
 	}
 	all, problems := labs.Builtin()
 	if len(problems) > 0 {
-		return nil, problems
+		return fail(problems)
 	}
 	mgr := sandbox.NewManager()
 	srv, err := app.New(cfg, app.Deps{Store: st, Sandboxes: session.Manager(mgr), Labs: all, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(runCtx, ln) }()
-	defer func() {
+	b := &benchServer{stop: func() {
 		cancel()
 		<-done
 		// The pool's clusters outlive a server by design; the bench's go
 		// with it.
+		defer st.Close()
 		inst, err := st.InstanceID(context.WithoutCancel(ctx))
 		if err != nil {
 			return
@@ -155,23 +166,61 @@ func clickToPrompt(ctx context.Context, dbURL string, o PoolOptions, pooled bool
 				_ = mgr.Delete(context.WithoutCancel(ctx), sb.Name)
 			}
 		}
-	}()
-	base := "http://" + ln.Addr().String()
-
+	}}
+	b.c = &apiClient{base: "http://" + ln.Addr().String()}
 	hash, _ := accounts.HashPassword("bench password")
 	email := fmt.Sprintf("bench-%d@example.com", time.Now().UnixNano())
 	if _, err := st.CreateUser(ctx, email, "Bench", hash, store.RoleAdmin); err != nil {
+		b.stop()
 		return nil, err
 	}
-	c := &apiClient{base: base}
-	if err := waitFor(ctx, 30*time.Second, func() bool { return c.status("GET", "/readyz") == 200 }); err != nil {
+	if err := waitFor(ctx, 30*time.Second, func() bool { return b.c.status("GET", "/readyz") == 200 }); err != nil {
+		b.stop()
 		return nil, fmt.Errorf("server not ready: %w", err)
 	}
 	var login struct{ Token string }
-	if err := c.call("POST", "/api/login", map[string]string{"email": email, "password": "bench password"}, &login); err != nil {
+	if err := b.c.call("POST", "/api/login", map[string]string{"email": email, "password": "bench password"}, &login); err != nil {
+		b.stop()
 		return nil, err
 	}
-	c.token = login.Token
+	b.c.token = login.Token
+	return b, nil
+}
+
+// startSession starts lab and waits until its cluster is ready.
+func (c *apiClient) startSession(ctx context.Context, lab string) (string, error) {
+	var sess struct {
+		ID      string
+		Sandbox struct{ State string }
+	}
+	if err := c.call("POST", "/api/labs/"+lab+"/sessions", nil, &sess); err != nil {
+		return "", err
+	}
+	var failed error
+	if err := waitFor(ctx, 10*time.Minute, func() bool {
+		c.call("GET", "/api/sessions/"+sess.ID, nil, &sess)
+		if sess.Sandbox.State == store.SandboxFailed {
+			failed = fmt.Errorf("the cluster failed")
+		}
+		return sess.Sandbox.State == store.SandboxReady || failed != nil
+	}); err != nil || failed != nil {
+		return "", fmt.Errorf("session %s never ready: %v %v", sess.ID, err, failed)
+	}
+	return sess.ID, nil
+}
+
+// clickToPrompt runs a server and times o.Runs starts.
+func clickToPrompt(ctx context.Context, dbURL string, o PoolOptions, pooled bool) ([]time.Duration, error) {
+	b, err := startBenchServer(ctx, dbURL, func(cfg *server.Config) {
+		if pooled {
+			cfg.WarmPoolSpec = "1"
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer b.stop()
+	c := b.c
 	poolReady := func() bool {
 		var v struct {
 			Pool struct{ Shapes []struct{ Ready int } }
@@ -187,28 +236,15 @@ func clickToPrompt(ctx context.Context, dbURL string, o PoolOptions, pooled bool
 			}
 		}
 		start := time.Now()
-		var sess struct {
-			ID      string
-			Sandbox struct{ State string }
-		}
-		if err := c.call("POST", "/api/labs/"+o.Lab+"/sessions", nil, &sess); err != nil {
+		id, err := c.startSession(ctx, o.Lab)
+		if err != nil {
 			return nil, err
 		}
-		var failed error
-		if err := waitFor(ctx, 10*time.Minute, func() bool {
-			c.call("GET", "/api/sessions/"+sess.ID, nil, &sess)
-			if sess.Sandbox.State == store.SandboxFailed {
-				failed = fmt.Errorf("the cluster failed")
-			}
-			return sess.Sandbox.State == store.SandboxReady || failed != nil
-		}); err != nil || failed != nil {
-			return nil, fmt.Errorf("session %s never ready: %v %v", sess.ID, err, failed)
-		}
-		if err := c.prompt(ctx, sess.ID, sandbox.ControlPlane); err != nil {
+		if err := c.prompt(ctx, id, sandbox.ControlPlane); err != nil {
 			return nil, err
 		}
 		ds = append(ds, time.Since(start))
-		if err := c.call("DELETE", "/api/sessions/"+sess.ID, nil, nil); err != nil {
+		if err := c.call("DELETE", "/api/sessions/"+id, nil, nil); err != nil {
 			return nil, err
 		}
 	}

@@ -97,6 +97,33 @@ the bench's clusters alone): create and delete times against the Docker backend 
 	seats.Flags().DurationVar(&se.Settle, "settle", 60*time.Second, "how long the cluster idles after Ready before sampling")
 	seats.Flags().IntVar(&se.Samples, "samples", 10, "docker stats samples, running (a third as many hibernated)")
 	seats.Flags().DurationVar(&se.Interval, "interval", 3*time.Second, "time between samples")
-	cmd.AddCommand(sb, srv, pool, seats)
+	var to bench.TrafficOptions
+	traffic := &cobra.Command{
+		Use:   "traffic",
+		Short: "A web app in a learner's cluster through podpath (traffic ports) against straight to the node: latency, requests/s, download, WebSocket echo",
+		Long: `Starts a server on a scratch database (DATABASE_URL), a session of --lab, and a small web app
+(this binary) on port 18080 of its control plane; then times the same requests to the app straight
+at the node and through podpath's traffic host (<session>-18080.localhost), as a browser sends
+them, and prints the ratios.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			to.Out = cmd.OutOrStdout()
+			return bench.Traffic(cmd.Context(), to)
+		},
+	}
+	traffic.Flags().IntVar(&to.Requests, "requests", 500, "small requests timed one at a time (and sent by each concurrent client)")
+	traffic.Flags().IntVar(&to.Clients, "clients", 20, "clients at once in the concurrent run")
+	traffic.Flags().IntVar(&to.Messages, "messages", 1000, "WebSocket echoes timed")
+	traffic.Flags().StringVar(&to.Lab, "lab", "yaml-to-process", "the lab whose session holds the app")
+	var appListen string
+	appCmd := &cobra.Command{
+		Use:    "app",
+		Short:  "The web app bench traffic runs in a node",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE:   func(cmd *cobra.Command, _ []string) error { return bench.App(appListen) },
+	}
+	appCmd.Flags().StringVar(&appListen, "listen", ":18080", "address to listen on")
+	cmd.AddCommand(sb, srv, pool, seats, traffic, appCmd)
 	return cmd
 }

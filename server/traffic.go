@@ -625,17 +625,9 @@ func (s *Server) proxyTraffic(w http.ResponseWriter, r *http.Request, g trafficG
 		}
 	}()
 	r = r.WithContext(ctx)
-	target := s.engine.Target(sandboxName)
-	transport := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return target.Dial(ctx, names.ControlPlane, port)
-		},
-		DisableKeepAlives:     true,
-		ResponseHeaderTimeout: 2 * time.Minute,
-	}
 	proxy := &httputil.ReverseProxy{
-		Rewrite:   func(pr *httputil.ProxyRequest) { s.rewriteTraffic(pr, port) },
-		Transport: transport,
+		Rewrite:   func(pr *httputil.ProxyRequest) { s.rewriteTraffic(pr, sandboxName, port) },
+		Transport: s.trafficTransport(),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if r.Context().Err() != nil {
 				return
@@ -644,15 +636,14 @@ func (s *Server) proxyTraffic(w http.ResponseWriter, r *http.Request, g trafficG
 		},
 	}
 	proxy.ServeHTTP(w, r)
-	transport.CloseIdleConnections()
 }
 
 // rewriteTraffic makes a request for a traffic host one for the app on
-// port of the control plane: its host name kept, X-Forwarded-* set, and
-// podpath's cookies taken out.
-func (s *Server) rewriteTraffic(pr *httputil.ProxyRequest, port int) {
+// port of the sandbox's control plane (trafficTransport dials it): its
+// host name kept, X-Forwarded-* set, and podpath's cookies taken out.
+func (s *Server) rewriteTraffic(pr *httputil.ProxyRequest, sandboxName string, port int) {
 	pr.Out.URL.Scheme = "http"
-	pr.Out.URL.Host = names.ControlPlane + ":" + strconv.Itoa(port)
+	pr.Out.URL.Host = net.JoinHostPort(sandboxName, strconv.Itoa(port))
 	pr.Out.Host = pr.In.Host
 	pr.SetXForwarded()
 	// Behind a proxy that ends TLS the request reaching podpath is http:
@@ -701,6 +692,38 @@ type trafficState struct {
 	trafficPasses sync.Map
 	// trafficStores counts answers kept, to forget old ones now and then.
 	trafficStores atomic.Int64
+	// transport carries every app's requests, keeping connections to
+	// each sandbox's port open between them (transportOnce makes it).
+	transport     *http.Transport
+	transportOnce sync.Once
+}
+
+// trafficTransport is the connection pool to learners' apps: its
+// requests' host is sandbox:port (rewriteTraffic), and a connection is
+// dialled to that port of the sandbox's control plane. Connections are
+// kept between requests (a browser's page loads many files), which spares
+// a dial, and on the Docker backend a look-up of the nodes, per request;
+// who may pass is still asked per request.
+func (s *Server) trafficTransport() *http.Transport {
+	s.transportOnce.Do(func() {
+		s.transport = &http.Transport{
+			DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
+				name, p, err := net.SplitHostPort(addr)
+				if err != nil {
+					return nil, err
+				}
+				port, err := strconv.Atoi(p)
+				if err != nil {
+					return nil, err
+				}
+				return s.engine.Target(name).Dial(ctx, names.ControlPlane, port)
+			},
+			MaxIdleConnsPerHost:   32,
+			IdleConnTimeout:       30 * time.Second,
+			ResponseHeaderTimeout: 2 * time.Minute,
+		}
+	})
+	return s.transport
 }
 
 // trafficSharesDomain is the registrable domain (example.com) of both

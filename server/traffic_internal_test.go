@@ -52,11 +52,11 @@ func TestTrafficEdges(t *testing.T) {
 		in, _ := http.NewRequest("GET", "http://"+id+"-30080.labs.example.com/x", nil)
 		in.Header.Set("Cookie", "__Host-podpath_traffic=abc; app=1")
 		pr := &httputil.ProxyRequest{In: in, Out: in.Clone(in.Context())}
-		s.rewriteTraffic(pr, 30080)
+		s.rewriteTraffic(pr, "ls-a-b", 30080)
 		if got := pr.Out.Header.Get("X-Forwarded-Proto"); got != want {
 			t.Errorf("behind %s the app is told %q, want %q", public, got, want)
 		}
-		if pr.Out.URL.Host != "controlplane:30080" || pr.Out.Host != id+"-30080.labs.example.com" || pr.Out.Header.Get("Cookie") != "app=1" {
+		if pr.Out.URL.Host != "ls-a-b:30080" || pr.Out.Host != id+"-30080.labs.example.com" || pr.Out.Header.Get("Cookie") != "app=1" {
 			t.Errorf("the app's request: %s, Host %s, Cookie %q", pr.Out.URL, pr.Out.Host, pr.Out.Header.Get("Cookie"))
 		}
 	}
