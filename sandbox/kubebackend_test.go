@@ -78,6 +78,7 @@ func kubeBackendRuns(t *testing.T, m *sandbox.Manager, name string, host kuberne
 	if _, err := host.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "podpath-labs"}, Value: 1000000}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
+	waitPriorityClassAdmits(ctx, t, host, ns, "podpath-labs")
 
 	cfg, err := m.RESTConfig(ctx, name)
 	if err != nil {

@@ -186,6 +186,7 @@ func TestSandbox(t *testing.T) {
 		if _, err := client.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: o.PriorityClass}, Value: 1000000}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
+		waitPriorityClassAdmits(ctx, t, client, o.Namespace, o.PriorityClass)
 		for _, p := range []*corev1.Pod{o.ControlPlanePod("pp-abc"), o.WorkerPod("pp-abc", 1, "10.244.1.7"), o.WorkerPod("pp-abc", 2, "10.244.1.7")} {
 			got, err := client.CoreV1().Pods(o.Namespace).Create(ctx, p, dry)
 			if err != nil {
@@ -618,5 +619,26 @@ func TestDeletesAtOnceShareNoLock(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, "kind", "t-absent-*")); len(left) > 0 {
 		t.Errorf("deletes left files behind: %v", left)
+	}
+}
+
+// waitPriorityClassAdmits waits until the API server's Priority admission
+// plugin knows a PriorityClass just created. The plugin reads classes from
+// an informer, so for a moment after the create a Pod naming the class is
+// still refused with "no PriorityClass with name ... was found".
+func waitPriorityClassAdmits(ctx context.Context, t *testing.T, c kubernetes.Interface, ns, class string) {
+	t.Helper()
+	probe := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "priority-probe"},
+		Spec: corev1.PodSpec{PriorityClassName: class,
+			Containers: []corev1.Container{{Name: "c", Image: "podpath/node:test"}}},
+	}
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, last = c.CoreV1().Pods(ns).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return last == nil || !strings.Contains(last.Error(), "no PriorityClass"), nil
+	})
+	if err != nil {
+		t.Fatalf("PriorityClass %s was created but the API server still refuses Pods naming it after 30 s: %v", class, last)
 	}
 }
