@@ -447,15 +447,29 @@ func loadScenario(fsys fs.FS, dir, id string, display func(string) string) (*Lab
 		return fs.ReadFile(fsys, path.Join(dir, clean))
 	}
 	l.Setup = append(l.Setup, Action{Run: "mkdir -p " + kcLogDir + " " + kcBackgroundDir})
+	// text makes a text of the scenario podpath's Markdown, its images
+	// addressed from the scenario folder; it returns the text's commands.
+	text := func(field, md, name string) (string, []string) {
+		body, commands, ws := kcMarkdown(md)
+		body, shared, iws := kcImages(fsys, dir, name, body)
+		for _, w := range append(ws, iws...) {
+			warn(field, "%s", w)
+		}
+		for _, p := range shared {
+			if l.shared == nil {
+				l.shared = map[string]bool{}
+			}
+			l.shared[p] = true
+		}
+		return body, commands
+	}
+	l.sharedFS = fsys
 	l.Setup = append(l.Setup, kcAssets(fsys, dir, sc.Details.Assets, bad, warn)...)
 	if in := sc.Details.Intro; in != nil {
 		if in.Text != "" {
-			if md, _ := read("details.intro.text", in.Text); md != "" {
-				body, _, ws := kcMarkdown(md)
+			if md, name := read("details.intro.text", in.Text); md != "" {
+				body, _ := text("details.intro.text", md, name)
 				l.Intro = Text{"en": body}
-				for _, w := range ws {
-					warn("details.intro.text", "%s", w)
-				}
 			}
 		}
 		if bg := in.background(); bg != "" {
@@ -479,12 +493,9 @@ func loadScenario(fsys fs.FS, dir, id string, display func(string) string) (*Lab
 		st := Step{ID: "step" + strconv.Itoa(i+1), Title: Text{"en": firstNonEmpty(strings.TrimSpace(p.Title), "Step "+strconv.Itoa(i+1))}, Layers: []string{}}
 		if p.Text == "" {
 			bad(where+".text", "step %d names no text file", i+1)
-		} else if md, _ := read(where+".text", p.Text); md != "" {
-			body, commands, ws := kcMarkdown(md)
+		} else if md, name := read(where+".text", p.Text); md != "" {
+			body, commands := text(where+".text", md, name)
 			st.Body = Text{"en": body}
-			for _, w := range ws {
-				warn(where+".text", "%s", w)
-			}
 			st.Solve = kcSolve(commands)
 		}
 		if p.Verify != "" {
@@ -523,12 +534,9 @@ func loadScenario(fsys fs.FS, dir, id string, display func(string) string) (*Lab
 		l.Steps = append(l.Steps, st)
 	}
 	if f := sc.Details.Finish; f != nil && f.Text != "" {
-		if md, _ := read("details.finish.text", f.Text); md != "" {
-			body, _, ws := kcMarkdown(md)
+		if md, name := read("details.finish.text", f.Text); md != "" {
+			body, _ := text("details.finish.text", md, name)
 			l.Finish = Text{"en": body}
-			for _, w := range ws {
-				warn("details.finish.text", "%s", w)
-			}
 		}
 	}
 	if len(problems) > 0 {

@@ -1,6 +1,8 @@
 package labs
 
 import (
+	"fmt"
+	"io/fs"
 	"path"
 	"regexp"
 	"strconv"
@@ -26,7 +28,7 @@ var (
 	// host (host1 is the control plane), or the port picker.
 	kcTrafficRE = regexp.MustCompile(`\{\{\s*TRAFFIC_(?:HOST(\d+)_(\d+)|SELECTOR)\s*\}\}`)
 	// kcImageRE is an image in Markdown or HTML, with its address.
-	kcImageRE = regexp.MustCompile(`!\[[^\]]*\]\(\s*<?([^)\s>]+)|<img[^>]*\ssrc=["']([^"']+)`)
+	kcImageRE = regexp.MustCompile(`!\[[^\]]*\]\(\s*<?([^)\s>]+)|<img\s(?:[^>]*\s)?src=["']([^"']+)`)
 	// kcHighlightRE is a line highlight after a fence's language: yaml{2,5}.
 	kcHighlightRE = regexp.MustCompile(`\{[\d,\s-]*\}$`)
 	// kcLineExecRE is a line that is only one inline command to run,
@@ -109,11 +111,6 @@ func kcMarkdown(src string) (md string, commands []string, warnings []string) {
 			}
 			return m[1] + m[2] + m[3]
 		})
-		for _, m := range kcImageRE.FindAllStringSubmatch(line, -1) {
-			if src := m[1] + m[2]; !strings.Contains(src, ":") && !strings.HasPrefix(src, "/") && strings.HasPrefix(path.Clean(src), "..") {
-				warnings = append(warnings, "image "+src+" is outside the scenario folder: only the folder's own images are served, so it does not show (docs/KILLERCODA.md)")
-			}
-		}
 		for _, m := range kcTrafficRE.FindAllStringSubmatch(line, -1) {
 			if m[1] != "" && m[1] != "1" {
 				warnings = append(warnings, "traffic link "+m[0]+" names host "+m[1]+": podpath opens ports of the control plane (host 1); a NodePort answers there too (docs/KILLERCODA.md)")
@@ -165,4 +162,99 @@ func kcTraffic(md string, data TemplateData) string {
 	}
 	b.WriteString(md[last:])
 	return b.String()
+}
+
+// kcImages makes the relative image addresses of a scenario's text, read
+// from name (its path in the scenario folder dir of fsys), relative to the
+// scenario folder: Killercoda resolves them from the text's own folder, so
+// step2/text.md's ./flow.png is step2/flow.png. An image may sit above the
+// scenario folder in its repository (../assets/logo.png, as Killercoda's own
+// examples do): it stays ../assets/logo.png and is returned in shared by its
+// path in fsys. What cannot show is warned about: an image above the
+// repository, or one that is not there. Code is left as it is.
+func kcImages(fsys fs.FS, dir, name, md string) (out string, shared []string, warnings []string) {
+	lines := strings.Split(md, "\n")
+	fence := ""
+	for i, line := range lines {
+		if t := strings.TrimSpace(line); fence != "" {
+			if strings.HasPrefix(t, fence) {
+				fence = ""
+			}
+			continue
+		} else if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			fence = t[:3]
+			continue
+		}
+		ms := kcImageRE.FindAllStringSubmatchIndex(line, -1)
+		for j := len(ms) - 1; j >= 0; j-- {
+			m := ms[j]
+			lo, hi := m[2], m[3]
+			if lo < 0 {
+				lo, hi = m[4], m[5]
+			}
+			if strings.Count(line[:m[0]], "`")%2 == 1 {
+				continue // in inline code
+			}
+			src := line[lo:hi]
+			file, rest := src, ""
+			if k := strings.IndexAny(src, "?#"); k >= 0 {
+				file, rest = src[:k], src[k:]
+			}
+			if file == "" || strings.Contains(file, ":") || strings.HasPrefix(file, "/") {
+				continue // a web address, data: or the site's own
+			}
+			rel := path.Join(path.Dir(name), file)
+			inRepo := path.Join(dir, rel)
+			switch {
+			case strings.HasPrefix(inRepo, ".."):
+				warnings = append(warnings, "image "+src+" is outside the scenario's repository: only the repository's images are served, so it does not show (docs/KILLERCODA.md)")
+				continue
+			case !isImageFile(file):
+				warnings = append(warnings, "image "+src+" is not a PNG, JPEG, GIF, WebP or SVG file, so it does not show")
+			default:
+				if _, err := fs.Stat(fsys, inRepo); err != nil {
+					warnings = append(warnings, "image "+src+" is not there ("+inRepo+"), so it does not show")
+				} else if strings.HasPrefix(rel, "..") {
+					shared = append(shared, inRepo)
+				}
+			}
+			line = line[:lo] + rel + rest + line[hi:]
+		}
+		lines[i] = line
+	}
+	return strings.Join(lines, "\n"), shared, warnings
+}
+
+// ImageTypes are the image files a lab's texts can show, by extension, with
+// their content types. A lab folder also holds scripts and solutions: only
+// these are served.
+var ImageTypes = map[string]string{
+	".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+	".webp": "image/webp", ".svg": "image/svg+xml",
+}
+
+func isImageFile(name string) bool {
+	_, ok := ImageTypes[strings.ToLower(path.Ext(name))]
+	return ok
+}
+
+// SharedImage is the path in the lab's repository of an image its texts
+// show from above the lab's folder (rel is its path from the folder, as
+// ../assets/logo.png), when the lab is a Killercoda scenario whose texts
+// name that image; ok is false for anything else.
+func (l *Lab) SharedImage(rel string) (p string, ok bool) {
+	if l.shared == nil {
+		return "", false
+	}
+	p = path.Join(l.Dir, rel)
+	return p, l.shared[p]
+}
+
+// ReadShared reads an image by its path in the lab's repository: one of
+// those SharedImage names, nothing else.
+func (l *Lab) ReadShared(p string) ([]byte, error) {
+	if !l.shared[path.Clean(p)] {
+		return nil, fmt.Errorf("%s is not an image of lab %s's texts", p, l.ID)
+	}
+	return fs.ReadFile(l.sharedFS, path.Clean(p))
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 // The fixtures in testdata/killercoda are a course written for these tests
@@ -276,9 +277,76 @@ func TestKillercodaMarkdown(t *testing.T) {
 	if want := "[app](http://s1-30080.localhost:8080/) or [Traffic / Ports](http://x/sessions/s1/traffic) or [pick](http://x/sessions/s1/traffic); `{{.Values}}` stays"; got != want {
 		t.Errorf("traffic links of a session:\n got %q\nwant %q", got, want)
 	}
-	_, _, w := kcMarkdown("![logo](./intro.jpg) ![web](https://example.com/a.png)\n<img src=\"../assets/logo.png\" style=\"width: 50px\">")
-	if len(w) != 1 || !strings.Contains(w[0], "../assets/logo.png") || !strings.Contains(w[0], "outside the scenario folder") {
-		t.Errorf("an image outside the scenario folder is warned about (the folder's own and a web address are fine): %v", w)
+}
+
+// Killercoda resolves a text's images from the text's own folder, and a
+// scenario may show one from above its folder in its repository
+// (../assets/logo.png). kcImages addresses them all from the scenario
+// folder, names those above it, and warns about what cannot show.
+func TestKillercodaImages(t *testing.T) {
+	fsys := fstest.MapFS{
+		"repo/assets/logo.png":        {Data: []byte("png")},
+		"repo/s1/intro.jpg":           {Data: []byte("jpg")},
+		"repo/s1/step2/flow.svg":      {Data: []byte("svg")},
+		"repo/s1/step2/assets/b.png":  {Data: []byte("png")},
+		"repo/s1/step2/notes.txt":     {Data: []byte("txt")},
+		"repo/other/secret-image.png": {Data: []byte("png")},
+	}
+	for _, c := range []struct {
+		name, file, in, want string
+		shared               []string
+		warn                 []string
+	}{
+		{"the folder's own", "intro.md", "![a](./intro.jpg) ![web](https://example.com/a.png) ![d](data:image/png;base64,AA) ![r](/x.png)",
+			"![a](intro.jpg) ![web](https://example.com/a.png) ![d](data:image/png;base64,AA) ![r](/x.png)", nil, nil},
+		{"from the text's folder", "step2/text.md", "![f](./flow.svg \"t\") <img alt=\"b\" src=\"assets/b.png?v=2\" width=\"9\">",
+			"![f](step2/flow.svg \"t\") <img alt=\"b\" src=\"step2/assets/b.png?v=2\" width=\"9\">", nil, nil},
+		{"above the folder, in the repository", "step2/text.md", "![l](../../assets/logo.png)\n<img src=\"../assets/logo.png\" style=\"width: 50px\">",
+			"![l](../assets/logo.png)\n<img src=\"assets/logo.png\" style=\"width: 50px\">", []string{"repo/assets/logo.png"},
+			[]string{"../assets/logo.png is not there (repo/s1/assets/logo.png)"}},
+		{"above the repository", "intro.md", "![x](../../../etc/x.png)", "![x](../../../etc/x.png)", nil, []string{"outside the scenario's repository"}},
+		{"missing and not an image", "step2/text.md", "![m](gone.png) ![t](notes.txt)", "![m](step2/gone.png) ![t](step2/notes.txt)", nil,
+			[]string{"not a PNG", "gone.png is not there"}},
+		{"code is text", "step2/text.md", "```\n![c](./flow.svg)\n```\n`![i](./flow.svg)` ![o](./flow.svg)",
+			"```\n![c](./flow.svg)\n```\n`![i](./flow.svg)` ![o](step2/flow.svg)", nil, nil},
+	} {
+		got, shared, w := kcImages(fsys, "repo/s1", c.file, c.in)
+		if got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
+		}
+		if !slices.Equal(shared, c.shared) {
+			t.Errorf("%s: shared %q, want %q", c.name, shared, c.shared)
+		}
+		if len(w) != len(c.warn) {
+			t.Errorf("%s: warnings %q, want ones saying %q", c.name, w, c.warn)
+			continue
+		}
+		for _, want := range c.warn {
+			if !slices.ContainsFunc(w, func(s string) bool { return strings.Contains(s, want) }) {
+				t.Errorf("%s: warnings %q, want one saying %q", c.name, w, want)
+			}
+		}
+	}
+
+	// The loaded fixture: node-runtime's step 2 text sits in step2/ and
+	// shows an image beside it and the course's, two folders up.
+	all, _ := LoadDir("testdata/killercoda")
+	for _, l := range all {
+		p, ok := l.SharedImage("../assets/course.svg")
+		if l.ID == "node-runtime" {
+			body := l.Steps[1].Body["en"]
+			if !strings.Contains(body, "(step2/containers.svg)") || !strings.Contains(body, `src="../assets/course.svg"`) || !ok || p != "assets/course.svg" {
+				t.Errorf("node-runtime's step 2 images (shared %q %v):\n%s", p, ok, body)
+			}
+			if b, err := l.ReadShared("assets/course.svg"); err != nil || !strings.Contains(string(b), "<svg") {
+				t.Errorf("reading the course's image: %v", err)
+			}
+		} else if ok {
+			t.Errorf("%s shows no image from above its folder, yet SharedImage gives %q", l.ID, p)
+		}
+		if _, err := l.ReadShared("structure.json"); err == nil {
+			t.Errorf("%s: ReadShared read a file its texts do not show", l.ID)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ package labs
 
 import (
 	"fmt"
+	"io/fs"
 	"strings"
 	"time"
 
@@ -71,6 +72,10 @@ type Lab struct {
 	// Dir is the lab's folder in FS; Files reads its manifests and Markdown.
 	Dir   string   `yaml:"-" json:"-"`
 	Files FileFunc `yaml:"-" json:"-"`
+	// shared are the images a Killercoda scenario's texts show from above
+	// its folder, by their paths in sharedFS, its repository (SharedImage).
+	shared   map[string]bool
+	sharedFS fs.FS
 	// Intro is the Markdown shown before the first step, by language.
 	Intro Text `yaml:"-" json:"-"`
 	// Vals are the values this copy of the lab was filled with (For).

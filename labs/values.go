@@ -233,6 +233,7 @@ func (l *Lab) fill(vals Values) (*Lab, []FillError) {
 	c := out.Addr().Interface().(*Lab)
 	// Lab-level texts name the lab in lists, before any session.
 	c.Title, c.Summary = l.Title, l.Summary
+	c.shared, c.sharedFS = l.shared, l.sharedFS
 	files := l.Files
 	c.Files = func(name string) ([]byte, error) {
 		b, err := files(name)

@@ -148,6 +148,7 @@ func newClient(t *testing.T, base string) *client {
 type response struct {
 	status int
 	body   []byte
+	header http.Header
 }
 
 func (r response) json(t *testing.T, v any) {
@@ -192,7 +193,7 @@ func (c *client) do(method, path string, body any, headers ...string) response {
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
-	return response{status: res.StatusCode, body: b}
+	return response{status: res.StatusCode, body: b, header: res.Header}
 }
 
 // signup creates an account and keeps its cookie and CSRF token.

@@ -136,6 +136,40 @@ func TestKillercodaScenariosServed(t *testing.T) {
 			t.Errorf("GET %s: %d %s", p, r.status, r.body)
 		}
 	}
+	// node-runtime's step 2 text sits in its step2/ folder and shows an
+	// image beside it and the course's, from two folders up (as
+	// Killercoda resolves them): both are served, the course's only to
+	// the labs whose texts show it.
+	c2 := newClient(t, e.url)
+	c2.signup("killercoda2@example.com")
+	r = c2.do("POST", "/api/labs/node-runtime/sessions", nil)
+	if r.status != 201 {
+		t.Fatalf("start node-runtime: %d %s", r.status, r.body)
+	}
+	var sess2 struct{ ID string }
+	r.json(t, &sess2)
+	c2.do("GET", "/api/sessions/"+sess2.ID+"/steps/step2", nil).json(t, &step)
+	for _, want := range []string{`<img src="/labs/node-runtime/files/step2/containers.svg" alt="From kubelet to the container"`, `<img alt="The course" src="/labs/node-runtime/shared/assets/course.svg"`} {
+		if !strings.Contains(step.HTML, want) {
+			t.Errorf("node-runtime's step 2 lacks %s:\n%s", want, step.HTML)
+		}
+	}
+	for p, file := range map[string]string{
+		"/labs/node-runtime/files/step2/containers.svg": "../labs/testdata/killercoda/Node Runtime/step2/containers.svg",
+		"/labs/node-runtime/shared/assets/course.svg":   "../labs/testdata/killercoda/assets/course.svg",
+	} {
+		b, _ := os.ReadFile(file)
+		if r := c.do("GET", p, nil); r.status != 200 || string(r.body) != string(b) || len(b) == 0 || r.header.Get("Content-Type") != "image/svg+xml" {
+			t.Errorf("GET %s: %d %s, %d bytes (the file has %d)", p, r.status, r.header.Get("Content-Type"), len(r.body), len(b))
+		}
+	}
+	for _, p := range []string{"/labs/pods-first/shared/assets/course.svg", "/labs/node-runtime/shared/pods-first/images/path.png",
+		"/labs/node-runtime/shared/structure.json", "/labs/node-runtime/shared/assets/../../labs/testdata/killercoda/assets/course.svg", "/labs/node-runtime/shared/..%2F..%2Fserver%2Fkillercoda_test.go"} {
+		if r := c.do("GET", p, nil); r.status != 404 {
+			t.Errorf("GET %s: %d %s", p, r.status, r.body)
+		}
+	}
+
 	for _, st := range []string{"step2", "step3", "step4"} {
 		if r := c.do("POST", "/api/sessions/"+sess.ID+"/steps/"+st+"/check", nil); r.status != 200 || !strings.Contains(string(r.body), `"passed":true`) {
 			t.Fatalf("check %s: %d %s", st, r.status, r.body)

@@ -188,6 +188,7 @@ func (s *Server) routes() *echo.Echo {
 	// clusterWork's longer write deadline.
 	e.POST("/labs/:lab/start", s.formStart, s.requireUserPage, clusterWork)
 	e.GET("/labs/:lab/files/*", s.labFile)
+	e.GET("/labs/:lab/shared/*", s.labSharedFile)
 	e.GET("/sessions/:id", s.pageSession, s.requireUserPage, clusterWork)
 	e.POST("/sessions/:id/end", s.formEnd, s.requireUserPage, clusterWork)
 	s.workshopPageRoutes(e)
