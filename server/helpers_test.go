@@ -40,6 +40,26 @@ type env struct {
 	store  *store.Store
 	cancel context.CancelFunc
 	done   chan error
+	// logs is what the server logged, at debug level.
+	logs *lockedBuffer
+}
+
+// lockedBuffer is a log's text, written by the server's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func testConfig(dbURL string) server.Config {
@@ -86,7 +106,9 @@ func startServerWith(t *testing.T, cfg server.Config, mgr session.Sandboxes, ext
 	if os.Getenv("PODPATH_TEST_LOG") != "" {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	logs := &lockedBuffer{}
+	log := slog.New(slog.NewMultiHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}),
+		slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	srv, err := app.New(cfg, app.Deps{Store: st, Sandboxes: mgr, Labs: all, Tracks: tracks, Log: log})
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +118,7 @@ func startServerWith(t *testing.T, cfg server.Config, mgr session.Sandboxes, ext
 		t.Fatal(err)
 	}
 	runCtx, cancel := context.WithCancel(ctx)
-	e := &env{t: t, url: "http://" + ln.Addr().String(), dbURL: cfg.DatabaseURL, store: st, cancel: cancel, done: make(chan error, 1)}
+	e := &env{t: t, url: "http://" + ln.Addr().String(), dbURL: cfg.DatabaseURL, store: st, cancel: cancel, done: make(chan error, 1), logs: logs}
 	go func() { e.done <- srv.Run(runCtx, ln) }()
 	t.Cleanup(e.stop)
 	// Up to 30 s: a server started after one was killed (holding the

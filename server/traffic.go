@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -181,7 +182,14 @@ func (s *Server) trafficHost(host string) (uuid.UUID, int, bool) {
 // others to podpath.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if id, port, ok := s.trafficHost(r.Host); ok {
-		s.serveTraffic(w, r, id, port)
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		s.serveTraffic(rec, r, id, port)
+		// Beside podpath's own requests in the log (debug level): an app's
+		// requests, by session and port. A WebSocket's line comes when it
+		// closes.
+		s.log.Debug("traffic", "session", id, "port", port, "method", r.Method, "path", r.URL.Path,
+			"status", rec.status, "ms", time.Since(start).Milliseconds())
 		return
 	}
 	if s.underTrafficDomain(r.Host) {
@@ -747,3 +755,38 @@ func trafficSharesDomain(cfg Config) string {
 	}
 	return a
 }
+
+// statusRecorder keeps the status a handler wrote; Unwrap lets
+// http.ResponseController (the proxy's WebSocket hijack, its flushes)
+// reach the connection's own writer.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+// Hijack hands the connection to the proxy for a WebSocket, after the
+// app said 101 Switching Protocols (written by the proxy on the
+// connection itself).
+func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, brw, err := http.NewResponseController(r.ResponseWriter).Hijack()
+	if err == nil && r.status == 0 {
+		r.status = http.StatusSwitchingProtocols
+	}
+	return conn, brw, err
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

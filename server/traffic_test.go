@@ -1,14 +1,18 @@
 package server_test
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gorilla/websocket"
 
 	"github.com/podpath/podpath/internal/fakesandbox"
 	"github.com/podpath/podpath/server"
@@ -118,6 +122,19 @@ func TestTrafficPortsWhoGetsThrough(t *testing.T) {
 	// With an app on the port, the app gets the request as the browser
 	// sent it, less podpath's cookie, and its answer comes back.
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if websocket.IsWebSocketUpgrade(r) {
+			conn, err := (&websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}).Upgrade(w, r, nil)
+			if err != nil {
+				return
+			}
+			defer conn.Close()
+			for {
+				typ, msg, err := conn.ReadMessage()
+				if err != nil || conn.WriteMessage(typ, append([]byte("echo:"), msg...)) != nil {
+					return
+				}
+			}
+		}
 		fmt.Fprintf(w, "host=%s uri=%s cookie=%s proto=%s", r.Host, r.RequestURI, r.Header.Get("Cookie"), r.Header.Get("X-Forwarded-Proto"))
 	}))
 	defer app.Close()
@@ -125,6 +142,32 @@ func TestTrafficPortsWhoGetsThrough(t *testing.T) {
 	res, body = trafficGet(t, e.url, "GET", "http://"+host+"/app/index.html?x=1", cookie)
 	if want := "host=" + host + " uri=/app/index.html?x=1 cookie=app=kept proto=http"; res.StatusCode != 200 || body != want {
 		t.Errorf("the app's answer: %d %q, want %q", res.StatusCode, body, want)
+	}
+
+	// A WebSocket goes through too, both ways.
+	dialer := websocket.Dialer{NetDialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, strings.TrimPrefix(e.url, "http://"))
+	}, HandshakeTimeout: 10 * time.Second}
+	ws, wres, err := dialer.Dial("ws://"+host+"/ws", http.Header{"Cookie": {"podpath_traffic=" + cookie}})
+	if err != nil {
+		t.Fatalf("a WebSocket to the app: %v %+v", err, wres)
+	}
+	ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if err := ws.WriteMessage(websocket.TextMessage, []byte("hi")); err != nil {
+		t.Fatal(err)
+	}
+	if _, msg, err := ws.ReadMessage(); err != nil || string(msg) != "echo:hi" {
+		t.Errorf("the app's WebSocket answer: %q %v", msg, err)
+	}
+	ws.Close()
+	// The app's requests are in podpath's log (debug level), by session
+	// and port, with the status the browser got.
+	wantLog := "msg=traffic session=" + sid + " port=30080 method=GET path=/app/index.html status=200"
+	for end := time.Now().Add(5 * time.Second); !strings.Contains(e.logs.String(), "path=/ws status=101") && time.Now().Before(end); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if logs := e.logs.String(); !strings.Contains(logs, wantLog) || !strings.Contains(logs, "path=/ws status=101") {
+		t.Errorf("the log lacks the app's requests (%q, and the WebSocket's 101):\n%s", wantLog, logs)
 	}
 
 	// Without it, or with a forged one, the browser is sent to sign in
