@@ -41,25 +41,7 @@ type env struct {
 	cancel context.CancelFunc
 	done   chan error
 	// logs is what the server logged, at debug level.
-	logs *lockedBuffer
-}
-
-// lockedBuffer is a log's text, written by the server's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	logs *lockedWriter
 }
 
 func testConfig(dbURL string) server.Config {
@@ -106,7 +88,7 @@ func startServerWith(t *testing.T, cfg server.Config, mgr session.Sandboxes, ext
 	if os.Getenv("PODPATH_TEST_LOG") != "" {
 		level = slog.LevelDebug
 	}
-	logs := &lockedBuffer{}
+	logs := &lockedWriter{b: &strings.Builder{}}
 	log := slog.New(slog.NewMultiHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}),
 		slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	srv, err := app.New(cfg, app.Deps{Store: st, Sandboxes: mgr, Labs: all, Tracks: tracks, Log: log})
