@@ -2,11 +2,14 @@ package server_test
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/podpath/podpath/internal/browser"
@@ -72,10 +75,27 @@ func TestPagesUnderCSP(t *testing.T) {
 	if err := e.store.SetSandboxState(context.Background(), sb.Name, "ready", nil); err != nil {
 		t.Fatal(err)
 	}
-	do(ctx, t, chromedp.Navigate(e.url+"/sessions/"+sess.ID.String()))
+	// What the clock shows the moment the page marks the session ready
+	// (a MutationObserver's callback runs right after the script's task):
+	// the time left, not a placeholder for a second.
+	watchTimer := func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: `
+document.addEventListener("DOMContentLoaded", () => {
+  const lab = document.querySelector("#lab");
+  if (!lab) return;
+  new MutationObserver(() => {
+    if (lab.dataset.state === "ready" && window.timerAtReady === undefined) window.timerAtReady = document.getElementById("timer").textContent;
+  }).observe(lab, { attributes: true, attributeFilter: ["data-state"] });
+});`})
+		return chromedp.Void{}, err
+	}
+	do(ctx, t, watchTimer, chromedp.Navigate(e.url+"/sessions/"+sess.ID.String()))
 	// lab.js ran (the event stream's first event set the state) and xterm.js
 	// drew a terminal.
 	poll(ctx, t, "the lab page's scripts", `document.querySelector("#lab").dataset.state === "ready" && typeof Terminal === "function" && document.querySelector(".term .xterm") !== null`, time.Minute)
+	if got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`String(window.timerAtReady)`)); err != nil || !regexp.MustCompile(`^(\d+:)?\d+:\d\d$`).MatchString(got) {
+		t.Errorf("the lab page's clock when the session showed ready: %q %v, want the time left", got, err)
+	}
 	time.Sleep(500 * time.Millisecond)
 	mu.Lock()
 	defer mu.Unlock()

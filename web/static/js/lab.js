@@ -39,6 +39,7 @@
     $("extend-btn").disabled = s.extensions >= s.maxExtensions || s.state !== "active";
     $("extend-btn").hidden = s.endsBy === "class";
     renderWorkshop();
+    tick(); // the clock shows at once, not a second later
   }
 
   async function refresh() {
