@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -172,6 +174,11 @@ func kubeBackendRuns(t *testing.T, m *sandbox.Manager, name string, host kuberne
 	if err != nil || code != 0 || out.String() != "piped" {
 		t.Errorf("exec with stdin: code %d err %v stdout %q", code, err, out.String())
 	}
+
+	// Registry mirrors (PODPATH_REGISTRY_MIRRORS, which scripts/test sets
+	// to its registry): node01 of the learner's cluster pulls busybox:1.36
+	// from the mirror, the image the mirror holds, by its digest.
+	mirrorPulls(t, target, "node01", "busybox", "1.36")
 
 	// Traffic ports: a connection to a port listening in node01 (kubelet's
 	// health endpoint, on the node's loopback), through the host's API
@@ -344,5 +351,55 @@ func kubeBackendRuns(t *testing.T, m *sandbox.Manager, name string, host kuberne
 	}
 	if left, _ := host.NetworkingV1().NetworkPolicies(ns).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelSandbox + "=k-bad"}); left == nil || len(left.Items) != 0 {
 		t.Errorf("NetworkPolicy left by the failed create: %v", left)
+	}
+}
+
+// mirrorPulls has node pull docker.io/library/<repo>:<tag> and checks that
+// it came from the docker.io mirror of PODPATH_REGISTRY_MIRRORS: the digest
+// containerd records is the one the mirror serves for the tag (podpath
+// mirror push's image, built from Debian's packages, not Docker Hub's).
+func mirrorPulls(t *testing.T, target sandbox.Execer, node, repo, tag string) {
+	t.Helper()
+	ctx := context.Background()
+	ms, err := sandbox.RegistryMirrors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mirror *sandbox.Mirror
+	for i := range ms {
+		if ms[i].Registry == "docker.io" {
+			mirror = &ms[i]
+		}
+	}
+	if mirror == nil {
+		if os.Getenv("CI") == "true" {
+			t.Errorf("%s names no docker.io mirror: scripts/test sets it (start_mirror in scripts/lib.sh)", sandbox.RegistryMirrorsEnv)
+		} else {
+			t.Logf("no docker.io mirror in %s: the mirror pull is not tested", sandbox.RegistryMirrorsEnv)
+		}
+		return
+	}
+	req, err := http.NewRequestWithContext(ctx, "HEAD", mirror.URL.String()+"/v2/library/"+repo+"/manifests/"+tag, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/vnd.oci.image.index.v1+json, application/vnd.docker.distribution.manifest.list.v2+json, application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("the mirror %s: %v", mirror.URL, err)
+	}
+	res.Body.Close()
+	digest := res.Header.Get("Docker-Content-Digest")
+	if res.StatusCode != 200 || !strings.HasPrefix(digest, "sha256:") {
+		t.Fatalf("the mirror has no %s:%s (%s, digest %q): podpath mirror push fills it", repo, tag, res.Status, digest)
+	}
+	var out bytes.Buffer
+	ref := "docker.io/library/" + repo + ":" + tag
+	code, err := target.Exec(ctx, node, []string{"sh", "-c", "crictl rmi " + ref + " >/dev/null 2>&1; cat /etc/containerd/certs.d/docker.io/hosts.toml && crictl pull " + ref + " && crictl inspecti -o go-template --template '{{range .status.repoDigests}}{{.}} {{end}}' " + ref}, nil, &out, &out)
+	if err != nil || code != 0 {
+		t.Fatalf("pulling %s on %s: exit %d %v:\n%s", ref, node, code, err, out.String())
+	}
+	if !strings.Contains(out.String(), mirror.URL.Host) || !strings.Contains(out.String(), "docker.io/library/"+repo+"@"+digest) {
+		t.Errorf("%s on %s did not come from the mirror %s (its digest %s):\n%s", ref, node, mirror.URL.Host, digest, out.String())
 	}
 }

@@ -168,6 +168,10 @@ func TestSandbox(t *testing.T) {
 		}
 	})
 
+	t.Run("images come through the registry mirror", func(t *testing.T) {
+		mirrorPulls(t, m.Target(name), "node01", "busybox", "1.36")
+	})
+
 	t.Run("the Kubernetes backend's objects pass a real API server", func(t *testing.T) {
 		// What sandbox/kube writes, sent to this cluster's API server as a
 		// server-side dry run: validation and admission (the PriorityClass
