@@ -3,6 +3,7 @@ package labs
 import (
 	"fmt"
 	"io/fs"
+	"net/url"
 	"path"
 	"regexp"
 	"strconv"
@@ -171,7 +172,9 @@ func kcTraffic(md string, data TemplateData) string {
 // scenario folder in its repository (../assets/logo.png, as Killercoda's own
 // examples do): it stays ../assets/logo.png and is returned in shared by its
 // path in fsys. What cannot show is warned about: an image above the
-// repository, or one that is not there. Code is left as it is.
+// repository, one that is not there, a file that is not an image. Code is
+// left as it is. Addresses may be percent-encoded (a%20b.png), as in a
+// browser; the files are found by their decoded names.
 func kcImages(fsys fs.FS, dir, name, md string) (out string, shared []string, warnings []string) {
 	lines := strings.Split(md, "\n")
 	fence := ""
@@ -204,7 +207,7 @@ func kcImages(fsys fs.FS, dir, name, md string) (out string, shared []string, wa
 				continue // a web address, data: or the site's own
 			}
 			rel := path.Join(path.Dir(name), file)
-			inRepo := path.Join(dir, rel)
+			inRepo := path.Join(dir, unescapePath(rel))
 			switch {
 			case strings.HasPrefix(inRepo, ".."):
 				warnings = append(warnings, "image "+src+" is outside the scenario's repository: only the repository's images are served, so it does not show (docs/KILLERCODA.md)")
@@ -246,8 +249,16 @@ func (l *Lab) SharedImage(rel string) (p string, ok bool) {
 	if l.shared == nil {
 		return "", false
 	}
-	p = path.Join(l.Dir, rel)
+	p = path.Join(l.Dir, unescapePath(rel))
 	return p, l.shared[p]
+}
+
+// unescapePath decodes a percent-encoded path, or leaves one that is not.
+func unescapePath(p string) string {
+	if u, err := url.PathUnescape(p); err == nil {
+		return u
+	}
+	return p
 }
 
 // ReadShared reads an image by its path in the lab's repository: one of

@@ -290,6 +290,8 @@ func TestKillercodaImages(t *testing.T) {
 		"repo/s1/step2/flow.svg":      {Data: []byte("svg")},
 		"repo/s1/step2/assets/b.png":  {Data: []byte("png")},
 		"repo/s1/step2/notes.txt":     {Data: []byte("txt")},
+		"repo/s1/step2/a b.png":       {Data: []byte("png")},
+		"repo/assets/图.png":           {Data: []byte("png")},
 		"repo/other/secret-image.png": {Data: []byte("png")},
 	}
 	for _, c := range []struct {
@@ -304,6 +306,8 @@ func TestKillercodaImages(t *testing.T) {
 		{"above the folder, in the repository", "step2/text.md", "![l](../../assets/logo.png)\n<img src=\"../assets/logo.png\" style=\"width: 50px\">",
 			"![l](../assets/logo.png)\n<img src=\"assets/logo.png\" style=\"width: 50px\">", []string{"repo/assets/logo.png"},
 			[]string{"../assets/logo.png is not there (repo/s1/assets/logo.png)"}},
+		{"percent-encoded, as a browser sends it", "step2/text.md", "![s](./a%20b.png) ![z](../../assets/%E5%9B%BE.png)",
+			"![s](step2/a%20b.png) ![z](../assets/%E5%9B%BE.png)", []string{"repo/assets/图.png"}, nil},
 		{"above the repository", "intro.md", "![x](../../../etc/x.png)", "![x](../../../etc/x.png)", nil, []string{"outside the scenario's repository"}},
 		{"missing and not an image", "step2/text.md", "![m](gone.png) ![t](notes.txt)", "![m](step2/gone.png) ![t](step2/notes.txt)", nil,
 			[]string{"not a PNG", "gone.png is not there"}},
@@ -326,6 +330,19 @@ func TestKillercodaImages(t *testing.T) {
 				t.Errorf("%s: warnings %q, want one saying %q", c.name, w, want)
 			}
 		}
+	}
+
+	// The server asks for an image as the rendered page addresses it,
+	// maybe percent-encoded.
+	l := &Lab{ID: "s1", Dir: "repo/s1", shared: map[string]bool{"repo/assets/图.png": true}, sharedFS: fsys}
+	if p, ok := l.SharedImage("../assets/%E5%9B%BE.png"); !ok || p != "repo/assets/图.png" {
+		t.Errorf("SharedImage of a percent-encoded address: %q %v", p, ok)
+	}
+	if b, err := l.ReadShared("repo/assets/图.png"); err != nil || string(b) != "png" {
+		t.Errorf("ReadShared: %q %v", b, err)
+	}
+	if _, ok := l.SharedImage("../assets/logo.png"); ok {
+		t.Errorf("SharedImage of an image the texts do not show")
 	}
 
 	// The loaded fixture: node-runtime's step 2 text sits in step2/ and
