@@ -765,7 +765,7 @@ type statusRecorder struct {
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
-	if r.status == 0 {
+	if r.status == 0 && code >= 200 { // not an app's 103 Early Hints
 		r.status = code
 	}
 	r.ResponseWriter.WriteHeader(code)

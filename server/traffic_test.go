@@ -135,6 +135,10 @@ func TestTrafficPortsWhoGetsThrough(t *testing.T) {
 				}
 			}
 		}
+		if r.URL.Path == "/hints" {
+			w.Header().Set("Link", "</style.css>; rel=preload; as=style")
+			w.WriteHeader(http.StatusEarlyHints)
+		}
 		fmt.Fprintf(w, "host=%s uri=%s cookie=%s proto=%s", r.Host, r.RequestURI, r.Header.Get("Cookie"), r.Header.Get("X-Forwarded-Proto"))
 	}))
 	defer app.Close()
@@ -144,6 +148,9 @@ func TestTrafficPortsWhoGetsThrough(t *testing.T) {
 		t.Errorf("the app's answer: %d %q, want %q", res.StatusCode, body, want)
 	}
 
+	if res, _ := trafficGet(t, e.url, "GET", "http://"+host+"/hints", cookie); res.StatusCode != 200 {
+		t.Errorf("an app that sends 103 Early Hints first: %d", res.StatusCode)
+	}
 	// A WebSocket goes through too, both ways.
 	dialer := websocket.Dialer{NetDialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, network, strings.TrimPrefix(e.url, "http://"))
@@ -166,8 +173,8 @@ func TestTrafficPortsWhoGetsThrough(t *testing.T) {
 	for end := time.Now().Add(5 * time.Second); !strings.Contains(e.logs.String(), "path=/ws status=101") && time.Now().Before(end); {
 		time.Sleep(50 * time.Millisecond)
 	}
-	if logs := e.logs.String(); !strings.Contains(logs, wantLog) || !strings.Contains(logs, "path=/ws status=101") {
-		t.Errorf("the log lacks the app's requests (%q, and the WebSocket's 101):\n%s", wantLog, logs)
+	if logs := e.logs.String(); !strings.Contains(logs, wantLog) || !strings.Contains(logs, "path=/ws status=101") || !strings.Contains(logs, "path=/hints status=200") {
+		t.Errorf("the log lacks the app's requests (%q, the WebSocket's 101, and 200 after 103 Early Hints):\n%s", wantLog, logs)
 	}
 
 	// Without it, or with a forged one, the browser is sent to sign in
