@@ -38,31 +38,34 @@ ws.onclose = () => { document.title = "closed"; };
 </script>`
 
 func serveWSEcho(addr string) {
-	up := websocket.Upgrader{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(w, wsEchoPage)
 	})
-	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) {
-		c, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		for {
-			typ, msg, err := c.ReadMessage()
-			if err != nil {
-				return
-			}
-			if err := c.WriteMessage(typ, msg); err != nil {
-				return
-			}
-		}
-	})
+	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) { echoWebSocket(w, r, "") })
 	if err := http.ListenAndServe(addr, mux); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
+	}
+}
+
+// echoWebSocket upgrades the request and sends each message back, after
+// prefix, until the connection closes.
+func echoWebSocket(w http.ResponseWriter, r *http.Request, prefix string) {
+	c, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	for {
+		typ, msg, err := c.ReadMessage()
+		if err != nil {
+			return
+		}
+		if err := c.WriteMessage(typ, append([]byte(prefix), msg...)); err != nil {
+			return
+		}
 	}
 }
 

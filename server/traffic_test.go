@@ -123,17 +123,8 @@ func TestTrafficPortsWhoGetsThrough(t *testing.T) {
 	// sent it, less podpath's cookie, and its answer comes back.
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if websocket.IsWebSocketUpgrade(r) {
-			conn, err := (&websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}).Upgrade(w, r, nil)
-			if err != nil {
-				return
-			}
-			defer conn.Close()
-			for {
-				typ, msg, err := conn.ReadMessage()
-				if err != nil || conn.WriteMessage(typ, append([]byte("echo:"), msg...)) != nil {
-					return
-				}
-			}
+			echoWebSocket(w, r, "echo:")
+			return
 		}
 		if r.URL.Path == "/hints" {
 			w.Header().Set("Link", "</style.css>; rel=preload; as=style")
